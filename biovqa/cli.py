@@ -43,7 +43,14 @@ def tasks_cmd(
     for col in ("task", "answer form", "headline", "max tokens", "floor rule", "prompt hash"):
         table.add_column(col)
     for t in tasks:
-        table.add_row(t.id, ", ".join(t.answer_forms), t.headline_metric, str(t.max_new_tokens), t.floor_rule, t.prompt_hash)
+        table.add_row(
+            t.id,
+            ", ".join(t.answer_forms),
+            t.headline_metric,
+            str(t.max_new_tokens),
+            t.floor_rule,
+            t.prompt_hash,
+        )
     Console().print(table)
 
 
@@ -53,4 +60,3 @@ def main() -> None:  # pragma: no cover - console entry point
 
 if __name__ == "__main__":  # pragma: no cover
     main()
-

@@ -47,9 +47,7 @@ C1_TEMPLATES_NAME = (
     "Name the {rank} of the {label} shown in this image.",
 )
 
-C1_MCQ_TEMPLATE = (
-    "Among the four options, what is the common name of the {label} shown in this image? {o1}, {o2}, {o3}, {o4}"
-)
+C1_MCQ_TEMPLATE = "Among the four options, what is the common name of the {label} shown in this image? {o1}, {o2}, {o3}, {o4}"
 
 C1_INSTRUCTIONS = {
     "phylum": (
@@ -181,7 +179,9 @@ C2_OPEN_INSTRUCTIONS = {
     "open_kind_of": "Answer with ONLY the everyday English common name of the bird. Do not write full sentences.",
 }
 
-C2_OTHER_INSTRUCTION = "Answer directly and concisely with only the exact terms requested. Do not write full sentences."
+C2_OTHER_INSTRUCTION = (
+    "Answer directly and concisely with only the exact terms requested. Do not write full sentences."
+)
 
 #: Fixed options of the visibility families (Table 69).
 VISIBILITY_SIDE_OPTIONS = ("Left", "Right", "Both", "None")
@@ -236,7 +236,18 @@ C3_TASKS = (
     "ocr",
 )
 
-VIEWPOINTS = ("front", "back", "left", "right", "frontleft", "frontright", "backleft", "backright", "up", "down")
+VIEWPOINTS = (
+    "front",
+    "back",
+    "left",
+    "right",
+    "frontleft",
+    "frontright",
+    "backleft",
+    "backright",
+    "up",
+    "down",
+)
 DIRECTIONS = ("top", "bottom", "left", "right", "top-left", "top-right", "bottom-left", "bottom-right")
 
 C3_FRAMES = {
@@ -458,7 +469,11 @@ def _task_prompt_material(task_id: str) -> dict:
     if component == "c2":
         return {
             "templates": C2_TEMPLATES,
-            "instructions": {"mcq": C2_MCQ_INSTRUCTION, **C2_OPEN_INSTRUCTIONS, "other": C2_OTHER_INSTRUCTION},
+            "instructions": {
+                "mcq": C2_MCQ_INSTRUCTION,
+                **C2_OPEN_INSTRUCTIONS,
+                "other": C2_OTHER_INSTRUCTION,
+            },
         }
     if component == "c3":
         keys = [k for k in C3_QUESTIONS if k == name or k.startswith(name + "_")]

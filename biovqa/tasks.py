@@ -100,7 +100,12 @@ def _c1_tasks() -> list[Task]:
 
 _C2_TASKS = (
     ("salience", "sal", ("attr_group_value",), "Relative salience: the most prominently visible trait."),
-    ("morphology", "mrp", ("attr_bare_value",), "Morphological attributes: a part's colour, shape, pattern, size."),
+    (
+        "morphology",
+        "mrp",
+        ("attr_bare_value",),
+        "Morphological attributes: a part's colour, shape, pattern, size.",
+    ),
     (
         "localization",
         "loc",
@@ -153,12 +158,30 @@ _C3_SPECS = (
     ("relative_distance", "rdst", "choice_abcd", "balanced_accuracy", (), (), 16, "majority class"),
     ("localization", "lcl", "box", "mean_iou", (), (), 48, "mean gold box (normalized), scaled to the image"),
     ("relative_position", "rpos", "direction", "balanced_accuracy", (), (), 16, "majority direction"),
-    ("viewpoint", "view", "viewpoint", "vas", ("kappa_vas",), prompts.VIEWPOINT_TIERS, 16, "majority viewpoint"),
+    (
+        "viewpoint",
+        "view",
+        "viewpoint",
+        "vas",
+        ("kappa_vas",),
+        prompts.VIEWPOINT_TIERS,
+        16,
+        "majority viewpoint",
+    ),
     ("ocr", "ocr", "code", "exact_match", ("suffix_char_acc",), (), 24, "constant string"),
 )
 
 _C3_SOURCES = {
-    "counting": ("waid", "boxes_on_bees", "neon_beetles", "depondfi", "gzcd", "whaleshark", "hyena", "leopard"),
+    "counting": (
+        "waid",
+        "boxes_on_bees",
+        "neon_beetles",
+        "depondfi",
+        "gzcd",
+        "whaleshark",
+        "hyena",
+        "leopard",
+    ),
     "relative_counting": ("waid", "boxes_on_bees", "neon_beetles", "depondfi", "gzcd", "whaleshark"),
     "absolute_distance": ("neon_beetles",),
     "relative_distance": ("neon_beetles",),
@@ -242,4 +265,3 @@ def select_tasks(patterns: list[str] | None) -> list[Task]:
         else:
             raise KeyError(f"unknown task or component {pat!r}; known tasks: {', '.join(TASK_IDS)}")
     return [TASKS[k] for k in TASKS if k in chosen]
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -15,6 +16,15 @@ _PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 
 
+@functools.cache
+def _runtime_normalizer():
+    try:  # the scorer's normalizer, when the runtime module provides one
+        from biovqa.taxonomy import normalize_name as runtime_normalize  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return runtime_normalize
+
+
 def normalize_name(name: str | None) -> str:
     """C1 normalization of a taxon or vernacular name: case-fold, strip diacritics and punctuation.
 
@@ -22,12 +32,9 @@ def normalize_name(name: str | None) -> str:
     """
     if not name:
         return ""
-    try:  # the scorer's normalizer, when the runtime module provides one
-        from biovqa.taxonomy import normalize as runtime_normalize  # type: ignore[attr-defined]
-    except ImportError:
-        runtime_normalize = None
-    if runtime_normalize is not None:
-        return runtime_normalize(name)
+    runtime = _runtime_normalizer()
+    if runtime is not None:
+        return runtime(name)
     text = unicodedata.normalize("NFKD", name)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = _PUNCT.sub(" ", text.casefold())

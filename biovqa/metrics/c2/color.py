@@ -109,7 +109,7 @@ def delta_e_ciede2000(lab1, lab2, kL: float = 1.0, kC: float = 1.0, kH: float = 
 @lru_cache(maxsize=1)
 def default_anchors() -> dict[str, tuple[float, float, float]]:
     """The 15 CUB colour words -> fitted sRGB triples shipped in ``resources/c2/color_anchors.json``."""
-    text = _res.files("biovqa.resources").joinpath("c2/color_anchors.json").read_text(encoding="utf-8")
+    text = _res.files("biovqa").joinpath("resources/c2/color_anchors.json").read_text(encoding="utf-8")
     data = json.loads(text)
     return {name: tuple(rgb) for name, rgb in data["srgb"].items()}
 

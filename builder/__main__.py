@@ -1,0 +1,5 @@
+"""``python -m builder`` entry point."""
+
+from builder.cli import app
+
+app()
