@@ -1,14 +1,14 @@
 """C1 answer normalization (§C.1) and the two C1 parsers: open text and the bare-option MCQ (Table 14).
 
-Two normalizers, used consistently:
-
-* :func:`normalize_name` for names (gold answers, option strings, taxonomy and synonym resources):
-  NFKD + drop combining marks (diacritics), case-fold, drop bracketed asides, delete apostrophes, every
-  other punctuation/symbol character (emoji included) becomes a space, whitespace collapses.
-* :func:`normalize_answer` for model replies: the same, after reading the first line with content,
-  stripping markdown/list markers and leading boilerplate and rank prefixes ("The phylum is Chordata." →
-  ``chordata``; "Phylum: Chordata" → ``chordata``; "It is a Dryophytes cinereus." →
-  ``dryophytes cinereus``), plus trailing rank words ("Hylidae family" → ``hylidae``).
+One normalizer, :func:`normalize_name`, is applied to both sides (the paper normalizes gold and
+prediction alike): gold answers, option strings, the taxonomy/synonym resources and replies. It takes
+NFKD and drops combining marks (diacritics), case-folds, drops bracketed asides ("Dryophytes cinereus
+(green treefrog)"), deletes apostrophes, turns every other punctuation/symbol character (emoji included)
+into a space, collapses whitespace, then strips leading boilerplate and rank prefixes ("The phylum is
+Chordata." → ``chordata``; "Phylum: Chordata" → ``chordata``; "It is a Dryophytes cinereus." →
+``dryophytes cinereus``) and a trailing rank word ("Hylidae family" → ``hylidae``).
+:func:`normalize_answer` reads a reply: first line with content (markdown/list markers dropped), refusal
+detection, then the same normalization.
 
 Bounded work on hostile input: a reply is read from its first :data:`MAX_REPLY_CHARS` characters and at
 most :data:`MAX_LINES` non-empty lines (C1 generation is capped at 15 tokens, §K.1), and a normalized
@@ -33,6 +33,8 @@ MAX_ANSWER_CHARS = 256
 FUZZY_THRESHOLD = 0.86
 
 _APOSTROPHES = "'\u2019\u2018\u02bc`\u00b4"
+#: Letters with a stroke or ligatures that NFKD leaves alone ("grønfläckig" → "gronflackig").
+_LETTER_FOLDS = {"ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i"}
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _SPACES = re.compile(r"\s+")
 # ASCII fast path: apostrophes deleted, every other punctuation character -> space.
@@ -45,6 +47,8 @@ def _char_map(ch: str) -> str:
     """Replacement of one non-ASCII character after NFKD: '' for marks/apostrophes, ' ' for punctuation."""
     if ch in _APOSTROPHES:
         return ""
+    if ch in _LETTER_FOLDS:
+        return _LETTER_FOLDS[ch]
     cat = unicodedata.category(ch)
     if cat[0] == "M":  # combining diacritic
         return ""
@@ -72,13 +76,6 @@ def _drop_brackets(text: str) -> str:
     return stripped if stripped.strip() else text
 
 
-def normalize_name(name: str | None) -> str:
-    """C1 normalization of a name: case-fold, no diacritics, no punctuation, no bracketed asides."""
-    if not name or not isinstance(name, str):
-        return ""
-    return _fold(_drop_brackets(name[:MAX_REPLY_CHARS]))[:MAX_ANSWER_CHARS].strip()
-
-
 # ------------------------------------------------------------------------------------------ boilerplate
 
 _RANK_WORDS = (
@@ -86,21 +83,27 @@ _RANK_WORDS = (
     r"common\s+name|english\s+name|vernacular(?:\s+name)?|kingdom|phylum|class|order|family|genus|species|"
     r"taxon|name"
 )
-_SUBJECT = r"(?:animal|plant|organism|creature|insect|bird|specimen|species|taxon)"
+_SUBJECT = (
+    r"(?:(?:the|this|that)\s+)?(?:animal|plant|organism|creature|insect|bird|specimen|species|taxon)"
+    r"(?:\s+(?:shown|pictured|depicted))?(?:\s+in\s+(?:this|the)\s+(?:image|picture|photo))?"
+)
 _LEADING = re.compile(
     r"^(?:"
-    r"(?:final\s+|correct\s+|my\s+)?answer(?:\s+is)?|"
+    r"(?:the\s+)?(?:final\s+|correct\s+|my\s+)?answer(?:\s+is)?|"
     r"(?:i\s+(?:think|believe|guess)|probably|likely|possibly|perhaps|maybe|definitely|certainly)(?:\s+that)?|"
     r"(?:it|this|that)\s+(?:is|appears\s+to\s+be|looks\s+like|seems\s+to\s+be|belongs\s+to|would\s+be)|"
     r"(?:it|this|that)s|"
-    r"(?:the\s+)?" + _SUBJECT + r"(?:\s+shown|\s+pictured)?(?:\s+in\s+(?:this|the)\s+(?:image|picture|photo))?"
-    r"(?:\s+is|\s+belongs\s+to|\s+appears\s+to\s+be)|"
-    r"(?:the\s+)?(?:" + _RANK_WORDS + r")(?:\s+of\s+(?:the\s+)?" + _SUBJECT + r")?"
-    r"(?:\s+(?:shown|pictured))?(?:\s+in\s+(?:this|the)\s+(?:image|picture|photo))?(?:\s+(?:is|would\s+be))?|"
+    r"" + _SUBJECT + r"(?:\s+is|\s+belongs\s+to|\s+appears\s+to\s+be|\s+looks\s+like)|"
+    r"(?:the\s+)?(?:correct\s+|final\s+)?(?:" + _RANK_WORDS + r")(?:\s+(?:label|level))?"
+    r"(?:\s+(?:of|for)\s+" + _SUBJECT + r")?(?:\s+(?:is|would\s+be))?|"
     r"in\s+(?:this|the)\s+(?:image|picture|photo)|"
-    r"(?:the\s+)?(?:" + _RANK_WORDS + r")\s+(?:label|level)(?:\s+is)?|"
-    r"a|an|the|called|named|known\s+as|from|of|to|in|is|likely"
+    r"a|an|the|called|named|known\s+as|is"
     r")\s+"
+)
+#: A line that is only a label ("**Answer:**", "Phylum:") carries no answer: the next line is read.
+_LABEL_ONLY = re.compile(
+    r"^(?:(?:the\s+)?(?:final\s+|correct\s+|my\s+)?answer(?:\s+is)?|(?:the\s+)?(?:" + _RANK_WORDS + r")"
+    r"(?:\s+(?:is|of\s+" + _SUBJECT + r"(?:\s+is)?))?|" + _SUBJECT + r"(?:\s+is)?)$"
 )
 _TRAILING = re.compile(r"\s+(?:" + _RANK_WORDS + r")$")
 _REFUSAL = re.compile(
@@ -130,6 +133,19 @@ def _strip_boilerplate(text: str) -> str:
     return new if new else text
 
 
+@lru_cache(maxsize=1 << 16)
+def normalize_name(name: str | None) -> str:
+    """C1 normalization (§C.1) of a name or answer; gold, options, resources and replies all use it.
+
+    Case-fold, strip diacritics, punctuation and bracketed asides, then leading boilerplate and rank
+    prefixes and a trailing rank word: ``"The phylum is Chordata."`` → ``"chordata"``.
+    """
+    if not name or not isinstance(name, str):
+        return ""
+    folded = _fold(_drop_brackets(name[:MAX_REPLY_CHARS]))[:MAX_ANSWER_CHARS].strip()
+    return _strip_boilerplate(folded) if folded else ""
+
+
 def _content_lines(text: str) -> list[str]:
     """The first non-empty lines of a reply (bounded)."""
     lines = []
@@ -147,6 +163,8 @@ def _classify(line: str) -> tuple[str, str]:
     folded = _fold(_drop_brackets(line))[:MAX_ANSWER_CHARS].strip()
     if not folded:
         return "empty", ""
+    if _LABEL_ONLY.match(folded):
+        return "empty", ""
     if _REFUSAL.match(folded):
         hedge = _HEDGE.search(folded)
         if hedge:
@@ -154,10 +172,7 @@ def _classify(line: str) -> tuple[str, str]:
             if answer and not _REFUSAL.match(answer):
                 return "ok", answer
         return "refusal", ""
-    answer = _strip_boilerplate(folded)
-    if not answer:
-        return "empty", ""
-    return "ok", answer
+    return "ok", _strip_boilerplate(folded)
 
 
 @lru_cache(maxsize=1 << 16)

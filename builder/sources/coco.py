@@ -38,7 +38,9 @@ def load_coco(path: str | Path, report: Report) -> CocoFile:
         raise SourceFormatError(f"{path}: COCO annotation file not found") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceFormatError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in ("images", "annotations")):
+    if not isinstance(data, dict) or not all(
+        isinstance(data.get(k), list) for k in ("images", "annotations")
+    ):
         raise SourceFormatError(
             f"{path}: expected a COCO object with 'images' and 'annotations' lists (and 'categories'),"
             f" got keys {sorted(data)[:10] if isinstance(data, dict) else type(data).__name__}"

@@ -114,13 +114,17 @@ def _describe(archive: Path, row_type: str, file_name: str) -> DwcaFile:
     return DwcaFile(path=path, columns=tuple(header), header_lines=1, delimiter="\t")
 
 
-def read_table(spec: DwcaFile, wanted: tuple[str, ...], report: Report, *, required: tuple[str, ...] = ()) -> pa.Table:
+def read_table(
+    spec: DwcaFile, wanted: tuple[str, ...], report: Report, *, required: tuple[str, ...] = ()
+) -> pa.Table:
     """Read one archive file as all-string columns ``wanted`` (missing optional ones come back empty)."""
     if not spec.path.is_file():
         raise SourceFormatError(f"{spec.path}: file not found")
     missing = [c for c in required if c not in spec.columns]
     if missing:
-        raise SourceFormatError(f"{spec.path}: required columns {missing} not declared (have {list(spec.columns)})")
+        raise SourceFormatError(
+            f"{spec.path}: required columns {missing} not declared (have {list(spec.columns)})"
+        )
     width = len(spec.columns)
 
     def on_bad_row(row) -> str:
@@ -133,7 +137,10 @@ def read_table(spec: DwcaFile, wanted: tuple[str, ...], report: Report, *, requi
     table = pacsv.read_csv(
         spec.path,
         read_options=pacsv.ReadOptions(
-            column_names=list(spec.columns), skip_rows=spec.header_lines, use_threads=False, block_size=1 << 24
+            column_names=list(spec.columns),
+            skip_rows=spec.header_lines,
+            use_threads=False,
+            block_size=1 << 24,
         ),
         parse_options=pacsv.ParseOptions(
             delimiter=spec.delimiter, quote_char=False, escape_char=False, invalid_row_handler=on_bad_row
@@ -156,7 +163,9 @@ def read_taxa(root: str | Path, report: Report | None = None) -> pa.Table:
     report = report or Report()
     archive = find_archive(root)
     spec = _describe(archive, "Taxon", "Taxon.tsv")
-    return read_table(spec, TAXON_COLUMNS, report, required=("taxonID", "acceptedNameUsageID", "canonicalName"))
+    return read_table(
+        spec, TAXON_COLUMNS, report, required=("taxonID", "acceptedNameUsageID", "canonicalName")
+    )
 
 
 def read_vernaculars(root: str | Path, report: Report | None = None) -> pa.Table:

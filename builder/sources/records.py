@@ -38,7 +38,18 @@ class ReadResult:
 
 
 #: The ten viewpoint labels of the C3 viewpoint task (§K.3 instruction).
-VIEWPOINTS = ("front", "back", "left", "right", "frontleft", "frontright", "backleft", "backright", "up", "down")
+VIEWPOINTS = (
+    "front",
+    "back",
+    "left",
+    "right",
+    "frontleft",
+    "frontright",
+    "backleft",
+    "backright",
+    "up",
+    "down",
+)
 _VIEWPOINT_ALIASES = {"top": "up", "bottom": "down"}
 
 

@@ -52,7 +52,8 @@ def read(root: str | Path, report: Report) -> ReadResult:
                 out.excluded.append((iid, "empty label file: annotation completeness unverifiable"))
                 continue
             objs = tuple(
-                Obj(classes[b.cls], (b.cx - b.w / 2, b.cy - b.h / 2, b.w, b.h), normalized=True) for b in boxes
+                Obj(classes[b.cls], (b.cx - b.w / 2, b.cy - b.h / 2, b.w, b.h), normalized=True)
+                for b in boxes
             )
             out.records.append(ImageRecord(SOURCE, iid, img.relative_to(root).as_posix(), objs))
     return out
