@@ -6,9 +6,12 @@ Each command imports its heavy machinery lazily, so ``biovqa tasks`` answers ins
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from biovqa.cli_score import score_command
 
 app = typer.Typer(
     name="biovqa",
@@ -52,6 +55,21 @@ def tasks_cmd(
             t.prompt_hash,
         )
     Console().print(table)
+
+
+app.command("score")(score_command)
+
+
+@app.command("report")
+def report_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (RUNDIR/scores/) or score folders.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for report.md, report.html and PNGs.")],
+) -> None:
+    """Markdown + self-contained HTML report with plots from one or more scored runs."""
+    from biovqa.cli_report import report_command
+
+    written = report_command(runs, out)
+    typer.echo(f"report: {written['html']}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

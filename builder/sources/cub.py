@@ -380,3 +380,54 @@ def read_cub(root: str | Path, report: Report | None = None, *, with_labels: boo
     if with_labels and (p := opt("attributes/image_attribute_labels.txt")):
         data.labels = read_image_attribute_labels(p, report)
     return data
+
+
+# --------------------------------------------------------------------------------- attribute schema
+
+#: The 28 attribute groups of ``attributes.txt`` with their values, in file order (ids 1..312).
+CUB_ATTRIBUTE_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ('has_bill_shape', ('curved_(up_or_down)', 'dagger', 'hooked', 'needle', 'hooked_seabird', 'spatulate', 'all-purpose', 'cone', 'specialized')),
+    ('has_wing_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_upperparts_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_underparts_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_breast_pattern', ('solid', 'spotted', 'striped', 'multi-colored')),
+    ('has_back_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_tail_shape', ('forked_tail', 'rounded_tail', 'notched_tail', 'fan-shaped_tail', 'pointed_tail', 'squared_tail')),
+    ('has_upper_tail_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_head_pattern', ('spotted', 'malar', 'crested', 'masked', 'unique_pattern', 'eyebrow', 'eyering', 'plain', 'eyeline', 'striped', 'capped')),
+    ('has_breast_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_throat_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_eye_color', ('blue', 'brown', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_bill_length', ('about_the_same_as_head', 'longer_than_head', 'shorter_than_head')),
+    ('has_forehead_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_under_tail_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_nape_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_belly_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_wing_shape', ('rounded-wings', 'pointed-wings', 'broad-wings', 'tapered-wings', 'long-wings')),
+    ('has_size', ('large_(16_-_32_in)', 'small_(5_-_9_in)', 'very_large_(32_-_72_in)', 'medium_(9_-_16_in)', 'very_small_(3_-_5_in)')),
+    ('has_shape', ('upright-perching_water-like', 'chicken-like-marsh', 'long-legged-like', 'duck-like', 'owl-like', 'gull-like', 'hummingbird-like', 'pigeon-like', 'tree-clinging-like', 'hawk-like', 'sandpiper-like', 'upland-ground-like', 'swallow-like', 'perching-like')),
+    ('has_back_pattern', ('solid', 'spotted', 'striped', 'multi-colored')),
+    ('has_tail_pattern', ('solid', 'spotted', 'striped', 'multi-colored')),
+    ('has_belly_pattern', ('solid', 'spotted', 'striped', 'multi-colored')),
+    ('has_primary_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_leg_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_bill_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_crown_color', ('blue', 'brown', 'iridescent', 'purple', 'rufous', 'grey', 'yellow', 'olive', 'green', 'pink', 'orange', 'black', 'white', 'red', 'buff')),
+    ('has_wing_pattern', ('solid', 'spotted', 'striped', 'multi-colored')),
+)
+
+
+def attribute_names() -> list[str]:
+    """The 312 ``has_<group>::<value>`` names in id order (attribute id = index + 1)."""
+    return [f"{g}::{v}" for g, values in CUB_ATTRIBUTE_GROUPS for v in values]
+
+
+def group_part_property(group: str) -> tuple[str, str]:
+    """``has_upper_tail_color`` -> ("upper tail", "color"); ``has_size`` -> ("", "size")."""
+    words = group.removeprefix("has_").split("_")
+    return " ".join(words[:-1]), words[-1]
+
+
+def display_value(value: str) -> str:
+    """Attribute value as option text: underscores become spaces (``curved (up or down)``)."""
+    return " ".join(value.replace("_", " ").split())

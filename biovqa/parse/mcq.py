@@ -1,0 +1,305 @@
+"""Lettered multiple choice, the §K.5 five-step resolver used by every C2 item.
+
+1. :func:`normalize` — lower-case, ``_`` -> space, gray -> grey, punctuation stripped except ``: - ( )``,
+   whitespace collapsed.
+2. Format detection — the literal ``Options:`` (or a non-empty ``options`` column) selects the MCQ branch,
+   with an ordered letter -> option-text map (:func:`option_map`).
+3. Gold — ``"(A) text"`` or a bare value (:func:`gold_index`).
+4. Prediction — scaffolding stripped, first line kept, explicit letter markers and verbatim option
+   text detected and reconciled; the letter wins a disagreement and the mismatch is recorded; if
+   neither is found, a fuzzy match at 0.86 (rapidfuzz ``fuzz.ratio``); otherwise a recorded failure.
+5. Routing — :func:`route_family` maps the template phrase to one of the ten C2 families.
+
+Hostile replies never raise: ``None``/empty, 1 MB strings, emoji, echoed prompts and refusals come
+back as ``Parsed(ok=False, status=...)``. Only the first :data:`MAX_REPLY_CHARS` characters of a
+reply are read (a C2 answer is one short line; this bounds the work on megabyte replies).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from .result import Parsed
+
+#: Replies are cut to this many characters before any other work.
+MAX_REPLY_CHARS = 4096
+#: At most this many non-empty lines are examined (the first, plus lead-in lines before it).
+MAX_LINES = 4
+#: Fuzzy fallback threshold (§K.5), on rapidfuzz's 0-100 ``fuzz.ratio`` scale.
+FUZZY_THRESHOLD = 86.0
+LETTERS = string.ascii_uppercase
+
+_KEEP = set(":-()")
+_PUNCT_TO_SPACE = {ord(c): " " for c in string.punctuation if c not in _KEEP and c != "'"}
+_PUNCT_TO_SPACE.update({ord("'"): None, ord("\u2019"): None, ord("\u2018"): None})
+_PUNCT_TO_SPACE.update({ord(c): " " for c in "\u201c\u201d\u2013\u2014\u2026\u00b7\u2022\t\r\n\u00a0"})
+_GRAY = re.compile(r"gray")
+
+
+def normalize(text: str) -> str:
+    """§K.5 step 1: ``"Blue_Jay."`` -> ``"blue jay"``; keeps colons, hyphens and parentheses."""
+    t = text.lower().replace("_", " ")
+    if "gray" in t:
+        t = _GRAY.sub("grey", t)
+    return " ".join(t.translate(_PUNCT_TO_SPACE).split())
+
+
+@dataclass(frozen=True, slots=True)
+class MCQChoice:
+    """A resolved reply: option ``index`` (0-based), its ``letter``, and how it was found.
+
+    ``via`` is ``"letter"``, ``"text"``, ``"letter_text"`` (both, agreeing), ``"mismatch"`` (both,
+    disagreeing: the letter wins, ``text_index`` is what the text named) or ``"fuzzy"``.
+    """
+
+    index: int
+    letter: str
+    via: str
+    text_index: int = -1
+
+    @property
+    def mismatch(self) -> bool:
+        return self.via == "mismatch"
+
+
+# --- step 2: options -------------------------------------------------------------------------
+
+_OPT_IN_QUESTION = re.compile(r"\(([A-Z])\)\s*([^()]*?)(?=\s*,?\s*\([A-Z]\)|\s*$)")
+
+
+def options_from_question(question: str) -> list[str]:
+    """Option texts listed after ``Options:`` in the question, e.g. ``"Options: (A) red, (B) blue"``."""
+    pos = question.find("Options:")
+    if pos < 0:
+        return []
+    tail = question[pos + len("Options:") : pos + len("Options:") + 20000]
+    return [m.group(2).strip().rstrip(",").strip() for m in _OPT_IN_QUESTION.finditer(tail)]
+
+
+def is_mcq(row: dict) -> bool:
+    """§K.5 step 2: the literal ``Options:`` or a non-empty ``options`` column selects the MCQ branch."""
+    return bool(row.get("options")) or "Options:" in (row.get("question") or "")
+
+
+class OptionIndex:
+    """Normalised option texts of one item with the lookups the resolver needs (cache one per option set)."""
+
+    __slots__ = ("texts", "norm", "by_text", "n", "letters")
+
+    def __init__(self, options: tuple[str, ...] | list[str]):
+        self.texts = tuple(options)
+        self.norm = tuple(normalize(o) for o in self.texts)
+        self.n = len(self.texts)
+        self.letters = LETTERS[: self.n]
+        by_text: dict[str, int] = {}
+        for i, t in enumerate(self.norm):
+            by_text.setdefault(t, i)
+        self.by_text = by_text
+
+
+def option_map(row: dict) -> dict[str, str]:
+    """Ordered letter -> option text map of a row (``options`` column, else parsed from the question)."""
+    opts = list(row.get("options") or []) or options_from_question(row.get("question") or "")
+    return {LETTERS[i]: o for i, o in enumerate(opts[: len(LETTERS)])}
+
+
+# --- step 3: gold ----------------------------------------------------------------------------
+
+_GOLD_LETTER = re.compile(r"^\s*\(([A-Za-z])\)\s*(.*)$", re.S)
+
+
+def gold_index(row: dict, index: OptionIndex | None = None) -> int:
+    """The gold option index: ``answer_index`` when set, else ``"(A) text"`` or a bare value in ``answer``.
+
+    Raises ``ValueError`` naming the qid when the gold cannot be found among the options.
+    """
+    ai = row.get("answer_index")
+    index = index or OptionIndex(list(option_map(row).values()))
+    if ai is not None and 0 <= ai < index.n:
+        return int(ai)
+    answer = row.get("answer") or ""
+    m = _GOLD_LETTER.match(answer)
+    if m:
+        i = LETTERS.find(m.group(1).upper())
+        if 0 <= i < index.n:
+            return i
+        answer = m.group(2)
+    i = index.by_text.get(normalize(answer), -1)
+    if i < 0:
+        raise ValueError(f"row {row.get('qid')!r}: gold {row.get('answer')!r} is not among the options {index.texts}")
+    return i
+
+
+# --- step 4: the prediction -------------------------------------------------------------------
+
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+# Conversational lead-ins, matched on the normalised line (anchored, no nested quantifiers).
+_SCAFFOLD = re.compile(
+    r"^(?:(?:sure|okay|ok|yes|well|so|certainly|of course)\s+)?"
+    r"(?:(?:i think|i believe|based on the image|looking at the image|in this image|from the image)\s+)?"
+    r"(?:(?:the\s+)?(?:correct\s+|final\s+|best\s+|right\s+)?(?:answer|option|choice)(?:\s+is)?\s*:?\s*"
+    r"|(?:it is|it s|this is)\s+)?"
+)
+_LEADIN = re.compile(r"(?:answer|here|option|choice|is)\s*:?$")
+_PAREN_LETTER = re.compile(r"\(([A-Za-z])\)")
+_LEAD_LETTER = re.compile(r"^[\s*_`#>\"']*([A-Z])\s*[).:](?:\s|$)")
+_ANSWER_LETTER = re.compile(r"\b(?i:answer|option|choice)\s*(?i:is\s*)?:?\s*\(?([A-Z])\)?(?:[\s.,;:!*]|$)")
+_BARE_LETTER = re.compile(r"^[\s*_`#>\"'(]*([A-Za-z])[\s*_`\"').:!]*$")
+_REFUSAL = re.compile(
+    r"\b(?:sorry|cannot|can not|can't|cant|unable|not possible|impossible|don't know|dont know|not sure|"
+    r"no bird|not visible|unclear)\b",
+    re.I,
+)
+
+
+def _letter_markers(line: str, index: OptionIndex) -> list[int]:
+    """Option indices named by explicit letter markers in a raw line, in order of appearance."""
+    found: list[int] = []
+    for m in _PAREN_LETTER.finditer(line):
+        i = LETTERS.find(m.group(1).upper())
+        if 0 <= i < index.n:
+            found.append(i)
+    if found:
+        return found
+    for pat in (_LEAD_LETTER, _ANSWER_LETTER, _BARE_LETTER):
+        m = pat.search(line)
+        if m:
+            i = LETTERS.find(m.group(1).upper())
+            if 0 <= i < index.n:
+                return [i]
+    return []
+
+
+def _text_match(norm_line: str, index: OptionIndex) -> tuple[int, bool]:
+    """(option index named verbatim by the line, ambiguous?); -1 when none."""
+    i = index.by_text.get(norm_line, -1)
+    if i >= 0:
+        return i, False
+    padded = f" {norm_line} "
+    hits = [(len(t), k) for k, t in enumerate(index.norm) if t and f" {t} " in padded]
+    if not hits:
+        return -1, False
+    hits.sort(reverse=True)
+    best_len, best = hits[0]
+    best_text = index.norm[best]
+    # A shorter hit inside the longest one ("wing" in "left wing") is not a competitor.
+    rivals = [k for _, k in hits[1:] if index.norm[k] != best_text and index.norm[k] not in best_text]
+    return (-1, True) if rivals else (best, False)
+
+
+def _strip_letter_prefix(norm_line: str) -> str:
+    """Drop a leading ``(b)`` / ``b)`` / ``b.`` / ``b:`` so the rest can be compared with option text."""
+    if len(norm_line) >= 3 and norm_line[0] == "(" and norm_line[2] == ")":
+        return norm_line[3:].strip()
+    if len(norm_line) >= 2 and norm_line[0].isalpha() and norm_line[1] in "):" and (len(norm_line) == 2 or norm_line[2] == " "):
+        return norm_line[2:].strip()
+    return norm_line
+
+
+def _resolve_line(line: str, index: OptionIndex) -> MCQChoice | str:
+    """Resolve one line; returns the choice or a failure status."""
+    letters = _letter_markers(line, index)
+    if len(set(letters)) > 1:
+        return "echo" if len(set(letters)) >= max(3, index.n - 1) else "ambiguous"
+    norm = normalize(line)
+    norm = _SCAFFOLD.sub("", norm, count=1).strip()
+    body = _strip_letter_prefix(norm)
+    t_idx, t_amb = _text_match(body, index) if body else (-1, False)
+    if letters:
+        li = letters[0]
+        if t_idx >= 0 and t_idx != li:
+            return MCQChoice(li, LETTERS[li], "mismatch", t_idx)
+        return MCQChoice(li, LETTERS[li], "letter_text" if t_idx == li else "letter", t_idx)
+    if t_idx >= 0:
+        return MCQChoice(t_idx, LETTERS[t_idx], "text", t_idx)
+    if t_amb:
+        return "ambiguous"
+    if body:
+        hit = process.extractOne(body, index.norm, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD)
+        if hit is not None:
+            return MCQChoice(hit[2], LETTERS[hit[2]], "fuzzy", hit[2])
+    return "no_option"
+
+
+def resolve(response: Any, index: OptionIndex) -> Parsed:
+    """§K.5 step 4 against a prepared :class:`OptionIndex`; never raises."""
+    if not isinstance(response, str):
+        return Parsed.fail("empty", "no reply")
+    text = response[:MAX_REPLY_CHARS]
+    if "<think>" in text or "<THINK>" in text:
+        text = _THINK.sub(" ", text)
+    if not text.strip():
+        return Parsed.fail("empty")
+    if index.n == 0:
+        return Parsed.fail("no_options", "the item lists no options")
+    lines = [ln for ln in (s.strip() for s in text.splitlines()[: MAX_LINES * 4]) if ln][:MAX_LINES]
+    status = "no_option"
+    for k, line in enumerate(lines):
+        if "Options:" in line or "options:" in line:
+            return Parsed.fail("echo", "reply repeats the option list")
+        out = _resolve_line(line, index)
+        if isinstance(out, MCQChoice):
+            detail = f"letter={out.letter} via={out.via}"
+            if out.mismatch:
+                detail += f" text={LETTERS[out.text_index]}"
+            return Parsed(out, True, "ok", detail)
+        status = out
+        # Only a lead-in line ("Sure, here is the answer:") lets the resolver look at the next line.
+        if k + 1 < len(lines) and not _LEADIN.search(normalize(line)):
+            break
+    if status == "no_option" and lines and _REFUSAL.search(lines[0]):
+        status = "refusal"
+    return Parsed.fail(status, (lines[0][:80] if lines else ""))
+
+
+def parse_mcq_lettered(response: Any, row: dict) -> Parsed:
+    """Parse a reply to a lettered MCQ row (``options`` column or ``Options:`` in the question)."""
+    try:
+        index = OptionIndex(list(option_map(row).values()))
+        return resolve(response, index)
+    except Exception as exc:  # a parser must never raise on hostile input
+        return Parsed.fail("error", f"{type(exc).__name__}: {exc}"[:200])
+
+
+# --- step 5: routing --------------------------------------------------------------------------
+
+SIDE_LABELS = frozenset({"left", "right", "both", "none"})
+
+
+def route_family(question: str, options: list[str] | tuple[str, ...] = ()) -> str | None:
+    """§K.5 step 5: the C2 family a question belongs to, by template phrase in priority order."""
+    q = normalize(question or "")
+    has_options = bool(options) or "options:" in q
+    if "marked with the" in q:
+        return "marker_localization"
+    if "most prominently visible" in q:
+        return "attr_group_value"
+    if "are visible in this image" in q or "visible in this image" in q:
+        opts = options or options_from_question(question)
+        is_side = bool(opts) and {normalize(o) for o in opts} == SIDE_LABELS
+        return "visibility_side" if is_side else "visibility_partset"
+    if "what type of bird" in q:
+        return "category_mcq" if has_options else "open_common_name"
+    if "scientific name" in q:
+        return "open_scientific_name"
+    if "common name" in q:
+        return "open_common_name"
+    if "genus of the bird" in q:
+        return "open_genus"
+    if q.startswith("what kind of"):
+        return "open_kind_of"
+    if has_options and q.startswith("what is the") and "of this bird" in q:
+        return "attr_bare_value"
+    return None
+
+
+def parse_mcq_bare(response: Any, row: dict | None = None) -> Parsed:
+    """The bare-option MCQ (C1 common name) lives in :mod:`biovqa.parse.text`; the dispatcher looks here."""
+    from biovqa.parse.text import parse_mcq_bare as _parse_bare
+
+    return _parse_bare(response, row)

@@ -1,0 +1,1 @@
+"""Reports from scored runs: scorecards, per-component leaderboards, plots, cross-model analysis."""

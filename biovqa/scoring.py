@@ -1,0 +1,500 @@
+"""Predictions + questions -> per-item scored parquet + scorecard (``biovqa score``).
+
+Pipeline: read a config's question parquet without the ``image`` column (pyarrow, no ``datasets``),
+read predictions (a run directory per Contract 7 or a plain JSONL of ``{"qid", "response"}``), join
+by qid, score each task with :func:`biovqa.metrics.score_task`, and write
+
+* ``OUT/items/<task>.parquet`` — one row per question: qid, raw response and the scorer's per-item
+  columns (§K.6);
+* ``OUT/scorecard.json`` — ``{task_id: {"headline", "headline_metric", "parse_rate", "n", …}}``;
+* ``OUT/scorecard.md`` — the paper's Table 3 layout (model row + Floor row) and a per-task table;
+* ``OUT/summary.json`` — counts of every exclusion: unanswered questions, predictions for unknown
+  qids, unreadable prediction lines, tasks whose scorer failed.
+
+Everything written is a pure function of the inputs (fixed bootstrap seeds, sorted tasks), so the same
+inputs give byte-identical files. Timings are returned and printed, never written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from biovqa.metrics.common import TaskScore
+
+#: Table 3 columns: (label, task id, metric key); component groups in the paper's order.
+TABLE3_GROUPS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "C1 (exact match)",
+        tuple(
+            (short, f"c1.{rank}", "headline")
+            for short, rank in (
+                ("phy", "phylum"),
+                ("cls", "class"),
+                ("ord", "order"),
+                ("fam", "family"),
+                ("gen", "genus"),
+                ("spc", "species"),
+                ("sci", "scientific_name"),
+                ("com", "common_name"),
+            )
+        ),
+    ),
+    (
+        "C2 (cags)",
+        (
+            ("sal", "c2.salience", "headline"),
+            ("mrp", "c2.morphology", "headline"),
+            ("loc", "c2.localization", "headline"),
+            ("nam", "c2.naming", "headline"),
+        ),
+    ),
+    (
+        "C3",
+        tuple(
+            (short, f"c3.{name}", "headline")
+            for short, name in (
+                ("cnt", "counting"),
+                ("rcnt", "relative_counting"),
+                ("adst", "absolute_distance"),
+                ("rdst", "relative_distance"),
+                ("lcl", "localization"),
+                ("rpos", "relative_position"),
+                ("view", "viewpoint"),
+                ("ocr", "ocr"),
+            )
+        ),
+    ),
+    ("C4 (random)", (("d′", "c4.random", "headline"), ("acc", "c4.random", "accuracy"))),
+)
+#: metric key of the Floor row for each Table 3 metric key
+_FLOOR_KEY = {"headline": "floor", "accuracy": "floor_accuracy"}
+
+_RANK_SHARD = re.compile(r"rank-(\d+)")
+_SHARD = re.compile(r"shard-(\d+)")
+_PRED_SCHEMA = pa.schema([("qid", pa.string()), ("response", pa.string())])
+
+
+# --------------------------------------------------------------------------------------- questions
+
+
+def resolve_dataset(dataset: str | Path, config: str) -> Path:
+    """A local Hub-shaped folder for ``dataset`` (a folder, or a Hub id fetched with snapshot_download)."""
+    from biovqa.data import _dataset_folder
+
+    return _dataset_folder(dataset, config)
+
+
+def read_questions(folder: Path, config: str, split: str = "test") -> pa.Table:
+    """Every question row of a config without the ``image`` column (pyarrow, columns pruned on read)."""
+    from biovqa.data import config_files
+    from biovqa.schema import QUESTION_SCHEMA
+
+    columns = [c for c in QUESTION_SCHEMA.names if c != "image"]
+    tables = []
+    for path in config_files(folder, config, split):
+        try:
+            schema_names = pq.read_schema(path).names
+        except Exception as exc:
+            raise ValueError(f"{path}: not a readable parquet file: {exc}") from None
+        missing = [c for c in columns if c not in schema_names]
+        if missing:
+            raise ValueError(f"{path}: missing question columns {missing}")
+        tables.append(pq.read_table(path, columns=columns))
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    qids = table.column("qid")
+    if qids.null_count:
+        raise ValueError(f"{folder}/data/{config}: {qids.null_count} question rows have a null qid")
+    if pc.count_distinct(qids).as_py() != table.num_rows:
+        raise ValueError(f"{folder}/data/{config}: duplicate qids, e.g. {_duplicates(qids)[:5]}")
+    return table
+
+
+# ------------------------------------------------------------------------------------- predictions
+
+
+@dataclass
+class Predictions:
+    """Parsed prediction lines: qids and raw responses (None = null reply), plus what was rejected."""
+
+    qids: pa.ChunkedArray
+    responses: pa.ChunkedArray
+    files: list[Path]
+    bad_lines: list[str] = field(default_factory=list)
+    n_bad_lines: int = 0
+    model: str | None = None
+
+
+def prediction_files(path: Path) -> tuple[list[Path], dict]:
+    """The JSONL files of a run directory (Contract 7, ordered by rank then shard) or a single JSONL file."""
+    path = Path(path)
+    if path.is_file():
+        return [path], {}
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path}: no such predictions file or run directory")
+    run_json = path / "run.json"
+    meta: dict = {}
+    if run_json.is_file():
+        try:
+            meta = json.loads(run_json.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{run_json}: not valid JSON ({exc})") from None
+    files = list((path / "predictions").glob("rank-*/shard-*.jsonl"))
+    if not files:
+        files = list(path.glob("*.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"{path}: no predictions/rank-*/shard-*.jsonl (Contract 7) and no *.jsonl")
+
+    def order(p: Path) -> tuple[int, int, str]:
+        r = _RANK_SHARD.search(p.parent.name)
+        s = _SHARD.search(p.name)
+        return (int(r.group(1)) if r else -1, int(s.group(1)) if s else -1, p.name)
+
+    return sorted(files, key=order), meta
+
+
+def _read_jsonl_fast(path: Path) -> pa.Table | None:
+    """pyarrow's JSON reader (multi-threaded C++); None when the file needs the line-by-line reader."""
+    import pyarrow.json as pj
+
+    if path.stat().st_size == 0:
+        return pa.table({"qid": pa.array([], pa.string()), "response": pa.array([], pa.string())})
+    try:
+        table = pj.read_json(
+            path,
+            read_options=pj.ReadOptions(block_size=1 << 24),
+            parse_options=pj.ParseOptions(explicit_schema=_PRED_SCHEMA, unexpected_field_behavior="ignore"),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    table = table.select(["qid", "response"]) if "qid" in table.column_names else None
+    if table is None or "response" not in table.column_names or table.column("qid").null_count:
+        return None
+    return table
+
+
+def _read_jsonl_slow(path: Path, errors: list[str]) -> tuple[pa.Table, int]:
+    """Line-by-line reader that names every bad line (file:line: reason) and keeps the good ones."""
+    qids: list[str] = []
+    responses: list[str | None] = []
+    n_bad = 0
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            reason = None
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                obj, reason = None, f"invalid JSON ({exc.msg})"
+            if reason is None and not isinstance(obj, dict):
+                reason = "not a JSON object"
+            elif reason is None and not isinstance(obj.get("qid"), str):
+                reason = "missing or non-string 'qid'"
+            elif reason is None and "response" not in obj:
+                reason = "missing 'response'"
+            elif reason is None and not (obj["response"] is None or isinstance(obj["response"], str)):
+                reason = f"'response' is {type(obj['response']).__name__}, not a string or null"
+            if reason is not None:
+                n_bad += 1
+                if len(errors) < 100:
+                    errors.append(f"{path}:{lineno}: {reason}")
+                continue
+            qids.append(obj["qid"])
+            responses.append(obj["response"])
+    return pa.table({"qid": pa.array(qids, pa.string()), "response": pa.array(responses, pa.string())}), n_bad
+
+
+def read_predictions(path: str | Path) -> Predictions:
+    """Read predictions; duplicate qids raise ``ValueError`` naming them, bad lines are counted and listed."""
+    files, meta = prediction_files(Path(path))
+    tables, errors, n_bad = [], [], 0
+    for f in files:
+        t = _read_jsonl_fast(f)
+        if t is None:
+            t, bad = _read_jsonl_slow(f, errors)
+            n_bad += bad
+        tables.append(t)
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    qids = table.column("qid")
+    if table.num_rows and pc.count_distinct(qids).as_py() != table.num_rows:
+        dups = _duplicates(qids)
+        where = ", ".join(str(f) for f in files[:5]) + (" …" if len(files) > 5 else "")
+        raise ValueError(
+            f"predictions hold {len(dups)} duplicate qid(s) (in {where}), e.g. {dups[:5]}; "
+            "each question must have exactly one prediction"
+        )
+    model = meta.get("model") if isinstance(meta, dict) else None
+    return Predictions(qids, table.column("response"), files, errors, n_bad, model)
+
+
+def _duplicates(qids: pa.ChunkedArray | pa.Array) -> list[str]:
+    counts = pc.value_counts(qids)
+    mask = pc.greater(counts.field("counts"), 1)
+    return sorted(counts.field("values").filter(mask).to_pylist())
+
+
+# ------------------------------------------------------------------------------------------ scoring
+
+
+@dataclass
+class ScoreResult:
+    """Per-task scores plus the pipeline's counts; ``timings`` (seconds per task) is never written."""
+
+    scores: dict[str, TaskScore]
+    scorecard: dict[str, dict]
+    summary: dict[str, Any]
+    qids: dict[str, list[str]]
+    responses: dict[str, list[str | None]]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def join_responses(questions: pa.Table, preds: Predictions) -> tuple[pa.Array, dict]:
+    """Responses aligned with the question rows (null where unanswered) and the join's counts."""
+    q_qids = questions.column("qid").combine_chunks()
+    p_qids = preds.qids.combine_chunks() if len(preds.qids) else pa.array([], pa.string())
+    idx = pc.index_in(q_qids, value_set=p_qids)
+    if len(p_qids):
+        responses = pc.take(preds.responses.combine_chunks(), idx)
+    else:
+        responses = pa.nulls(len(q_qids), pa.string())
+    n_missing = idx.null_count
+    known = pc.is_in(p_qids, value_set=q_qids)
+    unknown = p_qids.filter(pc.invert(known))
+    counts = {
+        "n_questions": questions.num_rows,
+        "n_predictions": len(preds.qids),
+        "n_unanswered": int(n_missing),
+        "n_null_responses": int(responses.null_count - n_missing),
+        "n_unknown_predictions": len(unknown),
+        "unknown_prediction_examples": sorted(unknown.to_pylist())[:10],
+        "n_bad_prediction_lines": preds.n_bad_lines,
+        "bad_prediction_lines": preds.bad_lines[:20],
+    }
+    return responses, counts
+
+
+def _c1_resources(folder: Path | None) -> tuple[Any, str | None]:
+    if folder is None or not (folder / "resources").is_dir():
+        return None, None
+    try:
+        from biovqa.taxonomy import load_resources
+    except ImportError as exc:
+        return None, f"biovqa.taxonomy.load_resources unavailable: {exc}"
+    try:
+        return load_resources(folder), None
+    except Exception as exc:
+        return None, f"{folder / 'resources'}: {type(exc).__name__}: {exc}"
+
+
+def score_tables(
+    questions: pa.Table,
+    preds: Predictions,
+    dataset_folder: Path | None = None,
+    tasks: Iterable[str] | None = None,
+) -> ScoreResult:
+    """Score every task present in ``questions`` (or only ``tasks``); a failing scorer is reported, not fatal."""
+    from biovqa.metrics import score_task
+
+    responses, summary = join_responses(questions, preds)
+    task_col = questions.column("task").combine_chunks()
+    present = sorted(pc.unique(task_col).to_pylist())
+    wanted = present if tasks is None else [t for t in present if t in set(tasks) or t.split(".")[0] in set(tasks)]
+    resources, resource_error = (None, None)
+    if any(t.startswith("c1.") for t in wanted):
+        resources, resource_error = _c1_resources(dataset_folder)
+    scores: dict[str, TaskScore] = {}
+    scorecard: dict[str, dict] = {}
+    task_qids: dict[str, list[str]] = {}
+    task_resp: dict[str, list[str | None]] = {}
+    timings: dict[str, float] = {}
+    failures: dict[str, str] = {}
+    for task in wanted:
+        t0 = time.perf_counter()
+        mask = pc.equal(task_col, task)
+        sub = questions.filter(mask)
+        resp = responses.filter(mask).to_pylist()
+        task_qids[task] = sub.column("qid").to_pylist()
+        task_resp[task] = resp
+        n_unanswered = sum(r is None for r in resp)
+        try:
+            result = score_task(task, sub, resp, resources if task.startswith("c1.") else None)
+        except Exception as exc:
+            msg = f"{type(exc).__name__}: {exc}"
+            if task.startswith("c1.") and resource_error:
+                msg += f" (C1 resources: {resource_error})"
+            failures[task] = msg
+            scorecard[task] = {
+                "headline": None,
+                "headline_metric": _headline_metric(task),
+                "parse_rate": None,
+                "n": sub.num_rows,
+                "n_unanswered": n_unanswered,
+                "error": msg,
+            }
+            timings[task] = time.perf_counter() - t0
+            continue
+        scores[task] = result
+        metrics = dict(result.metrics)
+        metrics.setdefault("n_unanswered", n_unanswered)
+        scorecard[task] = _jsonable(metrics)
+        timings[task] = time.perf_counter() - t0
+    summary["tasks"] = wanted
+    summary["failed_tasks"] = failures
+    if resource_error:
+        summary["c1_resources_error"] = resource_error
+    return ScoreResult(scores, scorecard, summary, task_qids, task_resp, timings)
+
+
+def _headline_metric(task: str) -> str | None:
+    try:
+        from biovqa.tasks import get_task
+
+        return get_task(task).headline_metric
+    except (ImportError, KeyError):
+        return None
+
+
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON values: numpy scalars/arrays unwrapped, NaN/inf as None, tuples as lists."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
+
+
+# ------------------------------------------------------------------------------------------ writing
+
+
+def items_table(task: str, qids: list[str], responses: list[str | None], score: TaskScore) -> pa.Table:
+    """The per-item parquet table of one task: qid, task, response, then the scorer's columns."""
+    columns: dict[str, pa.Array] = {
+        "qid": pa.array(qids, pa.string()),
+        "task": pa.array([task] * len(qids), pa.string()),
+        "response": pa.array(responses, pa.string()),
+    }
+    for name, values in score.items.items():
+        if name in columns:
+            name = f"item_{name}"
+        try:
+            columns[name] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            # mixed per-item types (e.g. a list or a number): keep them, JSON-encoded
+            columns[name] = pa.array([None if v is None else json.dumps(_jsonable(v)) for v in values], pa.string())
+    return pa.table(columns)
+
+
+def write_outputs(result: ScoreResult, out: str | Path, model: str = "model") -> Path:
+    """Write items/<task>.parquet, scorecard.json, scorecard.md and summary.json under ``out``."""
+    out = Path(out)
+    (out / "items").mkdir(parents=True, exist_ok=True)
+    for task, score in result.scores.items():
+        table = items_table(task, result.qids[task], result.responses[task], score)
+        pq.write_table(table, out / "items" / f"{task}.parquet", compression="zstd")
+    (out / "scorecard.json").write_text(
+        json.dumps(result.scorecard, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+    )
+    (out / "summary.json").write_text(
+        json.dumps(_jsonable(result.summary), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+    )
+    (out / "scorecard.md").write_text(render_scorecard_md(result.scorecard, model), encoding="utf-8")
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    text = f"{float(value):.3f}"
+    if text.startswith("0."):
+        return text[1:]
+    if text.startswith("-0."):
+        return "−" + text[2:]
+    return text.replace("-", "−")
+
+
+def _floor(task: str, metrics: dict, key: str) -> Any:
+    value = metrics.get(_FLOOR_KEY.get(key, ""))
+    if value is None and key == "headline" and task.startswith("c2."):
+        return 0.0  # cags is chance-corrected: the floor is 0 by construction (Table 3)
+    return value
+
+
+def render_scorecard_md(scorecard: dict[str, dict], model: str = "model") -> str:
+    """Markdown scorecard: Table 3 layout (model + Floor rows) and one line per scored task."""
+    labels = [label for _, cols in TABLE3_GROUPS for label, _, _ in cols]
+    group_row = []
+    for group, cols in TABLE3_GROUPS:
+        group_row += [group] + [""] * (len(cols) - 1)
+    model_row, floor_row = [], []
+    for _, cols in TABLE3_GROUPS:
+        for _, task, key in cols:
+            m = scorecard.get(task) or {}
+            model_row.append(_fmt(m.get(key)))
+            floor_row.append(_fmt(_floor(task, m, key)) if m else "—")
+    lines = [
+        f"# Bio-VQA scorecard: {model}",
+        "",
+        "Table 3 layout: C1 exact match, C2 cags, C3 one headline per task, C4 d′ and accuracy under random "
+        "pairing. Floor: the image-blind rule on the same items. — : task not scored.",
+        "",
+        "| Model | " + " | ".join(group_row) + " |",
+        "| --- | " + " | ".join("---" for _ in labels) + " |",
+        "| | " + " | ".join(labels) + " |",
+        f"| {model} | " + " | ".join(model_row) + " |",
+        "| Floor | " + " | ".join(floor_row) + " |",
+        "",
+        "## Every scored task",
+        "",
+        "| task | headline metric | headline | parse rate | n | unanswered | note |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for task in sorted(scorecard):
+        m = scorecard[task]
+        note = m.get("error", "")
+        lines.append(
+            f"| {task} | {m.get('headline_metric') or '—'} | {_fmt(m.get('headline'))} | "
+            f"{_fmt(m.get('parse_rate'))} | {m.get('n', '—')} | {m.get('n_unanswered', '—')} | {note} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# -------------------------------------------------------------------------------------- entry point
+
+
+def score(
+    dataset: str | Path,
+    config: str,
+    predictions: str | Path,
+    out: str | Path,
+    tasks: Iterable[str] | None = None,
+    model: str | None = None,
+    split: str = "test",
+) -> ScoreResult:
+    """The whole pipeline behind ``biovqa score``: read, join, score every task, write ``out``."""
+    folder = resolve_dataset(dataset, config)
+    questions = read_questions(folder, config, split)
+    preds = read_predictions(predictions)
+    result = score_tables(questions, preds, folder, tasks)
+    name = model or preds.model or Path(predictions).stem
+    write_outputs(result, out, name)
+    return result
