@@ -11,11 +11,14 @@ import typer
 
 def score_command(
     predictions: Annotated[
-        Path, typer.Argument(help="Run directory (run.json + predictions/rank-*/shard-*.jsonl) or a JSONL file.")
+        Path,
+        typer.Argument(help="Run directory (run.json + predictions/rank-*/shard-*.jsonl) or a JSONL file."),
     ],
     dataset: Annotated[str, typer.Option("--dataset", help="Local Hub-shaped folder or Hub dataset id.")],
     config: Annotated[str, typer.Option("--config", help="Config to score: c1 … c4 or lite.")],
-    out: Annotated[Path, typer.Option("--out", help="Output folder (items/, scorecard.json/.md, summary.json).")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Output folder (items/, scorecard.json/.md, summary.json).")
+    ],
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Only these tasks or components (repeatable).")
     ] = None,

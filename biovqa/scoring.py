@@ -303,17 +303,34 @@ def score_tables(
     preds: Predictions,
     dataset_folder: Path | None = None,
     tasks: Iterable[str] | None = None,
+    items_dir: Path | None = None,
 ) -> ScoreResult:
-    """Score every task present in ``questions`` (or only ``tasks``); a failing scorer is reported, not fatal."""
+    """Score every task present in ``questions`` (or only ``tasks``); a failing scorer is reported, not fatal.
+
+    With ``items_dir`` each task's per-item parquet is written as soon as it is scored and its Python
+    columns are dropped, so peak memory holds one task's items, not all of them.
+    """
     from biovqa.metrics import score_task
 
     responses, summary = join_responses(questions, preds)
     task_col = questions.column("task").combine_chunks()
-    present = sorted(pc.unique(task_col).to_pylist())
-    wanted = present if tasks is None else [t for t in present if t in set(tasks) or t.split(".")[0] in set(tasks)]
+    if task_col.null_count:
+        raise ValueError(f"{task_col.null_count} question rows have no task")
+    encoded = task_col.dictionary_encode()
+    names = encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")  # rows of each task, in file order
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(names)))])
+    rows_of = {name: order[bounds[k] : bounds[k + 1]] for k, name in enumerate(names)}
+    wanted_set = None if tasks is None else set(tasks)
+    wanted = sorted(
+        t for t in names if wanted_set is None or t in wanted_set or t.split(".")[0] in wanted_set
+    )
     resources, resource_error = (None, None)
     if any(t.startswith("c1.") for t in wanted):
         resources, resource_error = _c1_resources(dataset_folder)
+    if items_dir is not None:
+        Path(items_dir).mkdir(parents=True, exist_ok=True)
     scores: dict[str, TaskScore] = {}
     scorecard: dict[str, dict] = {}
     task_qids: dict[str, list[str]] = {}
@@ -322,11 +339,11 @@ def score_tables(
     failures: dict[str, str] = {}
     for task in wanted:
         t0 = time.perf_counter()
-        mask = pc.equal(task_col, task)
-        sub = questions.filter(mask)
-        resp = responses.filter(mask).to_pylist()
-        task_qids[task] = sub.column("qid").to_pylist()
-        task_resp[task] = resp
+        if items_dir is not None:  # never leave a stale file of an earlier run beside this run's outputs
+            (Path(items_dir) / f"{task}.parquet").unlink(missing_ok=True)
+        idx = pa.array(rows_of[task])
+        sub = questions.take(idx)
+        resp = responses.take(idx).to_pylist()
         n_unanswered = sum(r is None for r in resp)
         try:
             result = score_task(task, sub, resp, resources if task.startswith("c1.") else None)
@@ -345,10 +362,17 @@ def score_tables(
             }
             timings[task] = time.perf_counter() - t0
             continue
-        scores[task] = result
         metrics = dict(result.metrics)
         metrics.setdefault("n_unanswered", n_unanswered)
         scorecard[task] = _jsonable(metrics)
+        qids = sub.column("qid").to_pylist()
+        if items_dir is not None:
+            table = items_table(task, qids, resp, result)
+            pq.write_table(table, Path(items_dir) / f"{task}.parquet", compression="zstd")
+            result = TaskScore(items={}, metrics=result.metrics)
+        else:
+            task_qids[task], task_resp[task] = qids, resp
+        scores[task] = result
         timings[task] = time.perf_counter() - t0
     summary["tasks"] = wanted
     summary["failed_tasks"] = failures
@@ -400,7 +424,9 @@ def items_table(task: str, qids: list[str], responses: list[str | None], score: 
             columns[name] = pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             # mixed per-item types (e.g. a list or a number): keep them, JSON-encoded
-            columns[name] = pa.array([None if v is None else json.dumps(_jsonable(v)) for v in values], pa.string())
+            columns[name] = pa.array(
+                [None if v is None else json.dumps(_jsonable(v)) for v in values], pa.string()
+            )
     return pa.table(columns)
 
 
@@ -409,13 +435,16 @@ def write_outputs(result: ScoreResult, out: str | Path, model: str = "model") ->
     out = Path(out)
     (out / "items").mkdir(parents=True, exist_ok=True)
     for task, score in result.scores.items():
+        if task not in result.qids:  # already written by score_tables(items_dir=...)
+            continue
         table = items_table(task, result.qids[task], result.responses[task], score)
         pq.write_table(table, out / "items" / f"{task}.parquet", compression="zstd")
     (out / "scorecard.json").write_text(
         json.dumps(result.scorecard, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
     )
     (out / "summary.json").write_text(
-        json.dumps(_jsonable(result.summary), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+        json.dumps(_jsonable(result.summary), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+        encoding="utf-8",
     )
     (out / "scorecard.md").write_text(render_scorecard_md(result.scorecard, model), encoding="utf-8")
     return out
@@ -494,7 +523,7 @@ def score(
     folder = resolve_dataset(dataset, config)
     questions = read_questions(folder, config, split)
     preds = read_predictions(predictions)
-    result = score_tables(questions, preds, folder, tasks)
+    result = score_tables(questions, preds, folder, tasks, items_dir=Path(out) / "items")
     name = model or preds.model or Path(predictions).stem
     write_outputs(result, out, name)
     return result

@@ -135,7 +135,11 @@ class Taxonomy:
         self.ids = list(ids)
         self.names = list(names)
         self.ranks = list(ranks)
-        self.name_norms = list(name_norms) if name_norms is not None else [normalize_name(x) for x in names]
+        if name_norms is None:
+            name_norms = [None] * n
+        self.name_norms = [
+            x if x is not None else normalize_name(nm) for x, nm in zip(name_norms, names, strict=True)
+        ]
         self.subtree_counts = [int(c) for c in subtree_counts]
         self._index: dict[str, int] = {}
         problems = []
@@ -182,10 +186,11 @@ class Taxonomy:
     # --------------------------------------------------------------------------------- constructors
 
     @classmethod
-    def from_nodes(cls, rows: Iterable[Mapping], total: int | None = None, source: str = "<memory>") -> Taxonomy:
+    def from_nodes(
+        cls, rows: Iterable[Mapping], total: int | None = None, source: str = "<memory>"
+    ) -> Taxonomy:
         """From node dicts with ``node, name, rank, parent, depth, subtree_count`` (``name_norm`` optional)."""
         rows = list(rows)
-        norms = [r.get("name_norm") for r in rows]
         return cls(
             [r["node"] for r in rows],
             [r["name"] for r in rows],
@@ -193,7 +198,7 @@ class Taxonomy:
             [r.get("parent") or "" for r in rows],
             [r["depth"] for r in rows],
             [r["subtree_count"] for r in rows],
-            name_norms=None if any(x is None for x in norms) else norms,
+            name_norms=[r.get("name_norm") for r in rows],
             total=total,
             source=source,
         )
@@ -371,7 +376,9 @@ class Taxonomy:
 
     def closest(self, candidates: Iterable[int], gold: int) -> int:
         """The candidate whose LCA with ``gold`` is deepest (ties: the smaller node id, deterministic)."""
-        return min(candidates, key=lambda c: (-self.depths[self.lca(c, gold)], self.ids[c] if c != self.root else ""))
+        return min(
+            candidates, key=lambda c: (-self.depths[self.lca(c, gold)], self.ids[c] if c != self.root else "")
+        )
 
 
 def build_vernacular_index(pairs: Iterable[tuple[str, str]], taxonomy: Taxonomy) -> dict[str, str]:
@@ -443,7 +450,8 @@ class SynonymMap:
     def to_table(self) -> pa.Table:
         pairs = self.pairs()
         return pa.Table.from_pydict(
-            {"name_norm": [p[0] for p in pairs], "accepted_norm": [p[1] for p in pairs]}, schema=SYNONYMS_SCHEMA
+            {"name_norm": [p[0] for p in pairs], "accepted_norm": [p[1] for p in pairs]},
+            schema=SYNONYMS_SCHEMA,
         )
 
 
@@ -507,7 +515,11 @@ def load_resources(folder: str | Path) -> Resources:
         if missing:
             raise ValueError(f"{ver_path}: missing columns {missing}")
         names, nodes = table.column("name_norm").to_pylist(), table.column("node").to_pylist()
-        bad = [f"row {i}: node {n!r} not in the taxonomy" for i, n in enumerate(nodes) if taxonomy.index(n or "") is None]
+        bad = [
+            f"row {i}: node {n!r} not in the taxonomy"
+            for i, n in enumerate(nodes)
+            if taxonomy.index(n or "") is None
+        ]
         if bad:
             raise ValueError(f"{ver_path}: " + "; ".join(bad[:10]))
         vernacular = dict(zip(names, nodes, strict=True))

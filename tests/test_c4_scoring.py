@@ -127,3 +127,16 @@ def test_length_mismatch_is_an_error():
     table, replies = c4_table({"leopard": (2, 0, 0, 2)})
     with pytest.raises(ValueError, match="4 question rows but 3 responses"):
         score_task("c4.random", table, replies[:3])
+
+
+def test_score_valued_verdicts_give_auc_and_dprime():
+    from scipy.stats import norm as _norm
+
+    table, _ = c4_table({"zebra": (2, 0, 2, 0)})  # rows: same, same, different, different
+    got = c4.score_similarity(table, [0.9, 0.4, 0.5, 0.1])
+    # pairs (same > different): 0.9>0.5, 0.9>0.1, 0.4<0.5, 0.4>0.1 -> AUC 3/4
+    assert got["auc"] == pytest.approx(0.75)
+    assert got["dprime"] == pytest.approx(2**0.5 * _norm.ppf(0.75))
+    assert got["per_species"]["zebra"]["n"] == 4
+    none = c4.score_similarity(table, [0.9, None, float("nan"), 0.1])
+    assert none["n"] == 2 and none["n_excluded"] == 2 and none["auc"] == 1.0

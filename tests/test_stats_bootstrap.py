@@ -73,3 +73,18 @@ def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="strata"):
         stats.bootstrap_mean([1.0, 2.0], strata=["a"])
     assert np.isnan(stats.bootstrap_mean([], n_boot=3)).all()
+
+
+def test_large_strata_use_the_clt_limit_of_the_same_bootstrap(monkeypatch):
+    v = np.random.default_rng(5).random(4000)  # continuous: > 256 distinct values
+    exact = stats.bootstrap_mean_ci(v, n_boot=2000)
+    monkeypatch.setattr(stats, "MAX_INDEX_DRAWS", 1000)
+    approx = stats.bootstrap_mean_ci(v, n_boot=2000)
+    assert approx != exact
+    assert approx == pytest.approx(exact, abs=0.002)
+    assert approx == stats.bootstrap_mean_ci(v, n_boot=2000)  # still deterministic
+    plates = np.random.default_rng(6).integers(0, 400, v.size)  # unequal cluster sizes
+    exact_c = stats.bootstrap_mean_ci(v, n_boot=2000, clusters=[f"{p:04d}" for p in plates])
+    monkeypatch.setattr(stats, "MAX_INDEX_DRAWS", 10)
+    approx_c = stats.bootstrap_mean_ci(v, n_boot=2000, clusters=[f"{p:04d}" for p in plates])
+    assert approx_c == pytest.approx(exact_c, abs=0.004)

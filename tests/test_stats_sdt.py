@@ -70,6 +70,8 @@ def test_binary_table_metrics_by_hand():
 
 
 def test_vectorized_signal_detection_matches_scalar():
-    h, f, d, c = stats.signal_detection(np.array([40, 500]), np.array([10, 0]), np.array([15, 500]), np.array([35, 0]))
+    h, f, d, c = stats.signal_detection(
+        np.array([40, 500]), np.array([10, 0]), np.array([15, 500]), np.array([35, 0])
+    )
     assert d[0] == pytest.approx(stats.signal_detection(40, 10, 15, 35).dprime)
     assert d[1] == pytest.approx(0.0, abs=1e-12)

@@ -277,3 +277,110 @@ if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in BUILDERS:
         sys.exit(f"usage: python tests/tiny_vlms.py {{{','.join(BUILDERS)}}} OUT_DIR")
     print(BUILDERS[sys.argv[1]](sys.argv[2]))
+
+
+# ------------------------------------------------------------------------- a tiny Hub-shaped dataset
+
+
+def _png(size: tuple[int, int], color: tuple[int, int, int]) -> bytes:
+    import io
+
+    from PIL import Image, ImageDraw
+
+    img = Image.new("RGB", size, color)
+    ImageDraw.Draw(img).rectangle([size[0] // 4, size[1] // 4, size[0] // 2, size[1] // 2], fill=(255 - color[0], 90, 30))
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def make_question_folder(
+    root: str | Path, per_task: int = 3, with_refs: bool = True, corrupt_qids: tuple[str, ...] = ()
+) -> tuple[Path, Path | None]:
+    """Write ``root/ds/data/lite/test-00000-of-00001.parquet`` with QUESTION_SCHEMA rows (several answer forms)
+    and, with ``with_refs``, source roots + ``SOURCES.toml`` for ``image_ref`` rows (a CUB file, a TreeOfLife
+    image file and a TreeOfLife BGR parquet shard). Returns ``(dataset folder, SOURCES.toml or None)``."""
+    import hashlib
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from biovqa import prompts
+    from biovqa.schema import QUESTION_SCHEMA, empty_record
+
+    root = Path(root)
+    rows = []
+
+    def add(task, form, question, instruction, answer, i, options=(), image=None, ref=None, family=""):
+        rec = empty_record()
+        component = task.split(".")[0]
+        rec.update(
+            qid=f"{task}/synth/{i:04d}", component=component, task=task, family=family or task.split(".")[1],
+            source="synth", question=question, instruction=instruction, options=list(options), answer=answer,
+            answer_form=form,
+        )
+        if image is not None:
+            rec["image"] = {"bytes": image, "path": None}
+        rec["image_ref"] = ref
+        if component == "c3":
+            rec["c3"] = {"corpus": "synth", "counts": [i % 5], "gold_value": float(i % 5), "object_type": "blob"}
+        if component == "c4":
+            rec["c4"] = {"catalog": "synth", "same": bool(i % 2), "condition": "random"}
+        rows.append(rec)
+
+    colors = [(200, 30, 30), (30, 200, 30), (30, 30, 200), (200, 200, 30), (90, 90, 90)]
+    for i in range(per_task):
+        c = colors[i % len(colors)]
+        add("c2.morphology", "mcq_lettered",
+            prompts.c2_question("attr_bare_value", part="wing", property="color", options=["red", "green", "blue"]),
+            prompts.c2_instruction("attr_bare_value"), "red", i, options=["red", "green", "blue"],
+            image=_png((40 + 8 * i, 32 + 4 * i), c), family="attr_bare_value")
+        add("c3.counting", "integer", prompts.c3_question("counting", animals="blobs"),
+            prompts.c3_instruction("counting"), str(i % 5), i, image=_png((48, 48 + 6 * i), c))
+        add("c4.random", "yes_no", prompts.C4_QUESTION, prompts.C4_INSTRUCTION, "Yes" if i % 2 else "No", i,
+            image=_png((64, 32), c))
+        add("c1.phylum", "open_text", prompts.c1_question("phylum", "animal", i % 5), prompts.c1_instruction("phylum"),
+            ["Chordata", "Arthropoda", "Chordata"][i % 3], i, image=_png((36, 36), c))
+    for qid in corrupt_qids:
+        for r in rows:
+            if r["qid"] == qid:
+                r["image"] = {"bytes": b"\x89PNG not really an image", "path": None}
+
+    sources_toml = None
+    if with_refs:
+        src = root / "sources"
+        cub_file = src / "cub" / "CUB_200_2011" / "images" / "001.Bird" / "Bird_0001.jpg"
+        cub_file.parent.mkdir(parents=True, exist_ok=True)
+        from PIL import Image
+
+        Image.new("RGB", (50, 40), (120, 60, 10)).save(cub_file, format="JPEG")
+        tol_file = src / "treeoflife" / "images" / "uuid-file-1.png"
+        tol_file.parent.mkdir(parents=True, exist_ok=True)
+        tol_file.write_bytes(_png((44, 30), (10, 120, 60)))
+        bgr = np.full((20, 30, 3), (40, 80, 160), dtype=np.uint8).tobytes()
+        shard_dir = src / "treeoflife" / "shards"
+        shard_dir.mkdir(parents=True, exist_ok=True)
+        pq.write_table(
+            pa.table({"uuid": ["uuid-shard-1"], "image": [bgr], "resized_size": [[20, 30]]}),
+            shard_dir / "data_0.parquet",
+        )
+
+        def ref(source, rid, data):
+            return {"source": source, "id": rid, "sha256": hashlib.sha256(data).hexdigest(), "width": 0, "height": 0}
+
+        add("c2.morphology", "mcq_lettered",
+            prompts.c2_question("attr_bare_value", part="wing", property="color", options=["brown", "green", "blue"]),
+            prompts.c2_instruction("attr_bare_value"), "brown", 900, options=["brown", "green", "blue"],
+            ref=ref("cub", "001.Bird/Bird_0001.jpg", cub_file.read_bytes()), family="attr_bare_value")
+        add("c1.phylum", "open_text", prompts.c1_question("phylum", "plant", 1), prompts.c1_instruction("phylum"),
+            "Tracheophyta", 900, ref=ref("treeoflife", "uuid-file-1", tol_file.read_bytes()))
+        add("c1.phylum", "open_text", prompts.c1_question("phylum", "animal", 2), prompts.c1_instruction("phylum"),
+            "Chordata", 901, ref=ref("treeoflife", "uuid-shard-1", bgr))
+        sources_toml = src / "SOURCES.toml"
+        sources_toml.write_text('[sources]\ncub = "cub"\ntreeoflife = "treeoflife"\n')
+
+    folder = root / "ds"
+    (folder / "data" / "lite").mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=QUESTION_SCHEMA), folder / "data" / "lite" / "test-00000-of-00001.parquet")
+    return folder, sources_toml

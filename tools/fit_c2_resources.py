@@ -116,7 +116,16 @@ def median_part_layout(part_locs: Path, bboxes: Path) -> dict[str, tuple[float, 
         mirror = beak in parts and tail in parts and parts[beak][0] < parts[tail][0]
         for p, (x, y) in parts.items():
             coords[p].append((1.0 - x if mirror else x, y))
-    return {PART_NAMES[p - 1]: tuple(np.median(np.array(v), axis=0)) for p, v in coords.items()}
+    missing = [PART_NAMES[p - 1] for p, v in coords.items() if not v]
+    if missing:
+        print(
+            f"{part_locs}: no visible location for parts {missing}; left out of the layout", file=sys.stderr
+        )
+    return {
+        PART_NAMES[p - 1]: tuple(float(c) for c in np.median(np.array(v), axis=0))
+        for p, v in coords.items()
+        if v
+    }
 
 
 def solve_z(layout2d: dict[str, tuple[float, float]], target: float = 0.883) -> float:
@@ -136,6 +145,21 @@ def solve_z(layout2d: dict[str, tuple[float, float]], target: float = 0.883) -> 
     return (lo + hi) / 2.0
 
 
+def _dump(doc: dict) -> str:
+    """JSON with one line per colour / part (small diffs when the resources are re-derived)."""
+    out = ["{"]
+    items = list(doc.items())
+    for k, (key, value) in enumerate(items):
+        comma = "," if k + 1 < len(items) else ""
+        if isinstance(value, dict):
+            inner = [f"  {json.dumps(n)}: {json.dumps(v)}" for n, v in value.items()]
+            out.append(f" {json.dumps(key)}: {{\n" + ",\n".join(inner) + f"\n }}{comma}")
+        else:
+            out.append(f" {json.dumps(key)}: {json.dumps(value)}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cub", type=Path, required=True)
@@ -150,7 +174,7 @@ def main() -> None:
         "colours), the rest plausible bird colours; black/white are the sRGB extremes.",
         "srgb": anchors,
     }
-    (args.out / "color_anchors.json").write_text(json.dumps(color_doc, indent=1) + "\n", encoding="utf-8")
+    (args.out / "color_anchors.json").write_text(_dump(color_doc), encoding="utf-8")
 
     layout2d = median_part_layout(_find(args.cub, "part_locs.txt"), _find(args.cub, "bounding_boxes.txt"))
     z = solve_z(layout2d)
@@ -164,8 +188,14 @@ def main() -> None:
         "z_offset": round(z, 6),
         "parts": {k: [round(float(c), 6) for c in v] for k, v in layout.coords.items()},
     }
-    (args.out / "anatomy_layout.json").write_text(json.dumps(anat_doc, indent=1) + "\n", encoding="utf-8")
-    for a, b in [("nape", "crown"), ("beak", "forehead"), ("left_wing", "right_wing"), ("crown", "belly"), ("beak", "tail")]:
+    (args.out / "anatomy_layout.json").write_text(_dump(anat_doc), encoding="utf-8")
+    for a, b in [
+        ("nape", "crown"),
+        ("beak", "forehead"),
+        ("left_wing", "right_wing"),
+        ("crown", "belly"),
+        ("beak", "tail"),
+    ]:
         print(f"{a}/{b}: {layout.similarity(a, b):.3f}")
 
 

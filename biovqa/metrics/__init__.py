@@ -45,14 +45,18 @@ def get_scorer(task_id: str):
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ImportError(f"no scorer for task {task_id!r}: {module_name} cannot be imported ({exc})") from exc
+        raise ImportError(
+            f"no scorer for task {task_id!r}: {module_name} cannot be imported ({exc})"
+        ) from exc
     fn = getattr(module, "score_task", None)
     if fn is None:
         raise ImportError(f"{module_name} has no score_task() (Contract 4)")
     return fn
 
 
-def score_task(task_id: str, table: pa.Table, responses: list[str | None], resources: Any = None) -> TaskScore:
+def score_task(
+    task_id: str, table: pa.Table, responses: list[str | None], resources: Any = None
+) -> TaskScore:
     """Score one task's rows and replies with its component's scorer; checks the Contract-4 result."""
     result = get_scorer(task_id)(task_id, table, responses, resources)
     missing_items = [c for c in REQUIRED_ITEM_COLUMNS if c not in result.items]

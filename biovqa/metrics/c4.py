@@ -41,7 +41,8 @@ _YES = {"yes", "true", "1", "same"}
 _NO = {"no", "false", "0", "different", "not same"}
 
 
-def _gold(same: Any, answer: Any) -> bool | None:
+def gold_verdict(same: Any, answer: Any) -> bool | None:
+    """The gold same/different verdict: ``c4.same``, else a Yes/No ``answer``; None when neither is usable."""
     if same is not None:
         return bool(same)
     if isinstance(answer, str):
@@ -67,7 +68,7 @@ def item_columns(table: pa.Table, responses: list[str | None]) -> tuple[dict[str
     errors: list[str] = []
     for i, response in enumerate(responses):
         p = parse_yes_no(response)
-        gold = _gold(same[i], answers[i])
+        gold = gold_verdict(same[i], answers[i])
         out["parsed"].append(p.value)
         out["parse_ok"].append(p.ok)
         out["parse_status"].append(p.status if not p.ok else "ok")
@@ -227,3 +228,35 @@ def score_shards(task_id: str, shard_stats: list[dict]) -> dict:
     for st in shard_stats:
         merged = merge_stats(merged, st)
     return reduce(task_id, merged)
+
+
+def score_similarity(table: pa.Table, scores: list[float] | None = None) -> dict:
+    """Score-valued verdicts (a specialist's similarity, §B.4, or the pairs' own ``c4.similarity``, §H.7).
+
+    Returns the ROC AUC of the scores against same/different, pooled and per species, each with
+    d′ = √2 · z(AUC). Rows without a gold verdict or a finite score are left out and counted.
+    """
+    n = table.num_rows
+    same = col(table, "c4.same") if "c4" in table.column_names else [None] * n
+    answers = col(table, "answer") if "answer" in table.column_names else [None] * n
+    values = col(table, "c4.similarity") if scores is None else list(scores)
+    if len(values) != n:
+        raise ValueError(f"{n} question rows but {len(values)} scores")
+    species = _species(table)
+    keep = [
+        i
+        for i in range(n)
+        if gold_verdict(same[i], answers[i]) is not None and values[i] is not None and np.isfinite(values[i])
+    ]
+    gold = np.array([gold_verdict(same[i], answers[i]) for i in keep], dtype=bool)
+    val = np.array([values[i] for i in keep], dtype=float)
+    sp = np.array([species[i] for i in keep], dtype=object)
+
+    def block(mask: np.ndarray) -> dict:
+        auc = stats.roc_auc(val[mask], gold[mask])
+        return {"n": int(mask.sum()), "auc": auc, "dprime": float(stats.auc_to_dprime(auc))}
+
+    out = block(np.ones(len(keep), dtype=bool))
+    out["n_excluded"] = n - len(keep)
+    out["per_species"] = {s: block(sp == s) for s in sorted(set(sp.tolist()))}
+    return out

@@ -8,6 +8,13 @@ the same interval. Three resampling units are supported:
 * category counts: when every item falls in one of a few categories (C4's confusion cells), drawing a
   multinomial per stratum is exactly the item bootstrap's distribution, at a cost independent of n.
 
+Large strata (choice, for the 30 s budget of scoring 1.86M items): drawing units costs B × k random
+indices (824M for C2's 824K items at B = 1000, over a minute here). When a stratum has more than
+:data:`MAX_INDEX_DRAWS` / B units and too many distinct unit values for the exact multinomial, its
+resampled totals (Σ values, Σ items) are drawn from the bivariate normal with their exact mean and
+covariance under resampling (k · mean, k · covariance of the units), i.e. the CLT limit of the same
+bootstrap, which at k > 20,000 units differs from the item draw far below the reported precision.
+
 The normal quantile is ``scipy.special.ndtri``, the function ``scipy.stats.norm.ppf`` evaluates (importing
 ``scipy.stats`` costs ~0.5 s; tests check the two agree).
 """
@@ -26,6 +33,10 @@ B_C2 = 1000
 B_C4 = 2000
 #: above this many resamples × units, index bootstraps run in chunks to bound memory
 _CHUNK_ELEMENTS = 4_000_000
+#: above this many resamples × units in one stratum, its totals come from the CLT limit (module doc)
+MAX_INDEX_DRAWS = 20_000_000
+#: at most this many distinct unit values use the exact multinomial over values
+_MAX_LEVELS = 256
 
 
 def norm_ppf(p):
@@ -73,7 +84,7 @@ def signal_detection(hits, misses, false_alarms, correct_rejections):
     h = loglinear_rate(hits, np.asarray(hits) + np.asarray(misses))
     f = loglinear_rate(false_alarms, np.asarray(false_alarms) + np.asarray(correct_rejections))
     zh, zf = ndtri(h), ndtri(f)
-    d, c = zh - zf, -0.5 * (zh + zf)
+    d, c = zh - zf, -0.5 * (zh + zf) + 0.0  # + 0.0 turns -0.0 into 0.0
     if np.ndim(d) == 0:
         return SignalDetection(float(h), float(f), float(d), float(c))
     return h, f, d, c
@@ -166,7 +177,8 @@ def bootstrap_mean(
     Σ values / Σ items over drawn clusters). With ``strata`` units are drawn within each stratum, which
     keeps its number of units. Units with identical (sum, size) are pooled into levels first; when there
     are few levels (binary scores) the draw is a multinomial over levels, exactly the same distribution
-    as drawing units, at a cost independent of n.
+    as drawing units, at a cost independent of n. Very large strata with many levels use the CLT limit
+    of the same resampling (see the module docstring).
     """
     v = np.asarray(values, dtype=float)
     if v.ndim != 1:
@@ -185,11 +197,22 @@ def bootstrap_mean(
         unit_sum, unit_n = _units(v[mask], None if clusters is None else np.asarray(clusters)[mask])
         levels, inverse = np.unique(np.stack([unit_sum, unit_n], axis=1), axis=0, return_inverse=True)
         k = unit_sum.size
-        if levels.shape[0] <= 256:
+        if levels.shape[0] <= _MAX_LEVELS:
             freq = np.bincount(inverse.ravel(), minlength=levels.shape[0])
             draws = rng.multinomial(k, freq / k, size=n_boot).astype(float)
             total_sum += draws @ levels[:, 0]
             total_n += draws @ levels[:, 1]
+        elif k * n_boot > MAX_INDEX_DRAWS:
+            units = np.stack([unit_sum, unit_n])
+            mean = k * units.mean(axis=1)
+            cov = k * np.cov(units, bias=True).reshape(2, 2)
+            if cov[1, 1] == 0.0:  # item units: the size is constant, only the sum varies
+                total_sum += mean[0] + np.sqrt(cov[0, 0]) * rng.standard_normal(n_boot)
+                total_n += mean[1]
+            else:
+                drawn = rng.multivariate_normal(mean, cov, size=n_boot, method="cholesky")
+                total_sum += drawn[:, 0]
+                total_n += drawn[:, 1]
         else:
             chunk = max(1, _CHUNK_ELEMENTS // k)
             for start in range(0, n_boot, chunk):

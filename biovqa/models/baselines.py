@@ -74,8 +74,8 @@ def _c3_fallback(task_id: str, rows: list[dict]) -> list[str | None]:
     return [answer] * len(rows)
 
 
-def floor_responses(task_id: str, rows: list[dict]) -> list[str | None]:
-    """The floor model's reply for each row of one task (same order)."""
+def floor_responses(task_id: str, rows: list[dict], schema: pa.Schema | None = None) -> list[str | None]:
+    """The floor model's reply for each row of one task (same order); ``schema`` types the rows for C3."""
     component = task_id.split(".", 1)[0]
     if component == "c1":
         answer = _mode([r.get("answer") for r in rows])
@@ -98,7 +98,7 @@ def floor_responses(task_id: str, rows: list[dict]) -> list[str | None]:
             from biovqa.metrics.c3 import floor_prediction
         except ImportError:
             return _c3_fallback(task_id, rows)
-        got = floor_prediction(task_id, pa.Table.from_pylist(rows))
+        got = floor_prediction(task_id, pa.Table.from_pylist(rows, schema=schema))
         return [got] * len(rows) if isinstance(got, str) or got is None else [None if g is None else str(g) for g in got]
     if component == "c4":
         return ["Yes"] * len(rows)
@@ -112,13 +112,15 @@ class FloorBackend:
     needs_images = False
 
     def __init__(self, table: pa.Table):
-        rows = table.drop_columns(["image"]).to_pylist() if "image" in table.column_names else table.to_pylist()
+        if "image" in table.column_names:
+            table = table.drop_columns(["image"])
+        rows = table.to_pylist()
         by_task: dict[str, list[dict]] = defaultdict(list)
         for r in rows:
             by_task[r["task"]].append(r)
         self.answers: dict[str, str | None] = {}
         for task_id, task_rows in by_task.items():
-            for r, a in zip(task_rows, floor_responses(task_id, task_rows), strict=True):
+            for r, a in zip(task_rows, floor_responses(task_id, task_rows, table.schema), strict=True):
                 self.answers[r["qid"]] = a
 
     def describe(self) -> dict:

@@ -124,6 +124,19 @@ def to_abs_xywh_many(nums: np.ndarray, convention: str, sizes: np.ndarray) -> np
     return a
 
 
+def from_abs_xywh(box: Sequence[float], convention: str, width: float, height: float) -> tuple[float, ...]:
+    """The inverse of :func:`to_abs_xywh`: an absolute ``(x, y, w, h)`` box written in ``convention``."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown box convention {convention!r}; expected one of {CONVENTIONS}")
+    scale_name, layout = convention.split("_")
+    x, y, w, h = (float(v) for v in box)
+    nums = [x, y, w, h] if layout == "xywh" else [x, y, x + w, y + h]
+    scale = _SCALE[scale_name]
+    if scale is not None:
+        nums = [v / d * scale for v, d in zip(nums, (width, height, width, height), strict=True)]
+    return tuple(nums)
+
+
 def iou(a: Sequence[float], b: Sequence[float]) -> float:
     """Intersection over union of two ``(x, y, w, h)`` boxes (0 when both are empty)."""
     return float(iou_many(np.asarray([a], float), np.asarray([b], float))[0])

@@ -76,7 +76,7 @@ DIRECTION_BEARING: dict[str, int] = {
 }
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 #: default hints when the options do not spell them out: 2×2 grid positions and beetle line colours
-_PANEL_HINTS = {"top-left": "A", "top-right": "B", "bottom-left": "C", "bottom-right": "D"}
+_PANEL_HINTS = {"top left": "A", "top right": "B", "bottom left": "C", "bottom right": "D"}
 _BEETLE_HINTS = {"red": "A", "blue": "B", "green": "C", "white": "D"}
 
 
@@ -88,8 +88,10 @@ def _clean(response: str | None) -> str | None:
 
 
 def _norm(text: str) -> str:
-    """Lower case, separators and punctuation to spaces, collapsed whitespace."""
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+    """Lower case; hyphens/underscores to spaces; other punctuation to a " . " break (so that "back,
+    left" never reads as "backleft"); collapsed whitespace."""
+    text = re.sub(r"[^a-z0-9\s_-]+", " . ", text.lower())
+    return " ".join(re.sub(r"[\s_-]+", " ", text).split())
 
 
 # ------------------------------------------------------------------------------------------ viewpoint
@@ -162,7 +164,7 @@ _V_DOWN = r"bottom|lower|down|below|beneath|under|underneath|south"
 _H = r"left|right|west|east"
 _DIR_PATTERN = re.compile(
     rf"\b(?:({_V_UP}|{_V_DOWN})\s?(?:and\s)?(?:(?:to|on)\s)?(?:the\s)?({_H})|"
-    rf"({_H})\s?(?:and\s)?(?:(?:to|on)\s)?(?:the\s)?({_V_UP}|{_V_DOWN})(?!\s(?:box|of|corner|side|panel))|"
+    rf"({_H})\s?(?:and\s)?(?:(?:to|on)\s)?(?:the\s)?(top|upper|bottom|lower)|"
     rf"(north|south)(east|west)|({_V_UP}|{_V_DOWN}|{_H}))\b"
 )
 
@@ -248,7 +250,7 @@ def _option_hints(row: Mapping | None) -> dict[str, str]:
     for i, opt in enumerate(options[:4]):
         inner = re.search(r"\(([^)]*)\)", opt)
         if inner:
-            words = _norm(inner.group(1)).replace("dotted box line", "").replace("dotted box", "").strip()
+            words = _norm(inner.group(1)).split(" dotted")[0].split(" . ")[0].strip()
             if words:
                 hints[words] = LETTERS[i]
     if not hints:
@@ -304,7 +306,9 @@ def letter_index(letter: str | None) -> int:
     return LETTERS.index(letter) if letter in LETTERS else -1
 
 
-def choice_gold(answer_index: int | None, answer: str | None, options: Sequence[str] | None = None) -> str | None:
+def choice_gold(
+    answer_index: int | None, answer: str | None, options: Sequence[str] | None = None
+) -> str | None:
     """The gold letter of a choice row: ``answer_index`` when set, else the letter ``answer`` names."""
     if answer_index is not None and 0 <= answer_index < 4:
         return LETTERS[answer_index]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -47,6 +48,11 @@ def normalize(text: str) -> str:
     if "gray" in t:
         t = _GRAY.sub("grey", t)
     return " ".join(t.translate(_PUNCT_TO_SPACE).split())
+
+
+@lru_cache(maxsize=65536)
+def _normalize_option(text: str) -> str:
+    return normalize(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +99,7 @@ class OptionIndex:
 
     def __init__(self, options: tuple[str, ...] | list[str]):
         self.texts = tuple(options)
-        self.norm = tuple(normalize(o) for o in self.texts)
+        self.norm = tuple(_normalize_option(o) for o in self.texts)
         self.n = len(self.texts)
         self.letters = LETTERS[: self.n]
         by_text: dict[str, int] = {}
@@ -131,7 +137,9 @@ def gold_index(row: dict, index: OptionIndex | None = None) -> int:
         answer = m.group(2)
     i = index.by_text.get(normalize(answer), -1)
     if i < 0:
-        raise ValueError(f"row {row.get('qid')!r}: gold {row.get('answer')!r} is not among the options {index.texts}")
+        raise ValueError(
+            f"row {row.get('qid')!r}: gold {row.get('answer')!r} is not among the options {index.texts}"
+        )
     return i
 
 
@@ -157,22 +165,51 @@ _REFUSAL = re.compile(
 )
 
 
-def _letter_markers(line: str, index: OptionIndex) -> list[int]:
-    """Option indices named by explicit letter markers in a raw line, in order of appearance."""
-    found: list[int] = []
-    for m in _PAREN_LETTER.finditer(line):
-        i = LETTERS.find(m.group(1).upper())
-        if 0 <= i < index.n:
-            found.append(i)
-    if found:
-        return found
-    for pat in (_LEAD_LETTER, _ANSWER_LETTER, _BARE_LETTER):
-        m = pat.search(line)
-        if m:
-            i = LETTERS.find(m.group(1).upper())
-            if 0 <= i < index.n:
-                return [i]
-    return []
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """What one reply line says, independent of the options (cached per reply)."""
+
+    paren: tuple[int, ...]  # letter positions named by "(X)" markers, in order
+    other: tuple[int, ...]  # single-letter candidates: "B)"/"B." lead, "Answer: B", bare "B" (priority order)
+    body: str  # normalised text with scaffolding and a leading letter marker removed
+    leadin: bool  # "Sure, here is the answer:" lets the resolver read the next line
+    echo: bool  # the line repeats the "Options:" list
+
+
+def _analyze_line(line: str) -> _Line:
+    paren = tuple(LETTERS.find(m.group(1).upper()) for m in _PAREN_LETTER.finditer(line))
+    other = []
+    if not paren:
+        for pat in (_LEAD_LETTER, _ANSWER_LETTER, _BARE_LETTER):
+            m = pat.search(line)
+            if m:
+                other.append(LETTERS.find(m.group(1).upper()))
+    norm = normalize(line)
+    body = _strip_letter_prefix(_SCAFFOLD.sub("", norm, count=1).strip())
+    return _Line(paren, tuple(other), body, bool(_LEADIN.search(norm)), "options:" in line.lower())
+
+
+#: Reply analyses by reply text; cleared when it grows past :data:`_ANALYSIS_CACHE_MAX` entries.
+_ANALYSIS: dict[str, tuple[tuple[_Line, ...], str, bool]] = {}
+_ANALYSIS_CACHE_MAX = 500_000
+
+
+def _analyze(response: str) -> tuple[tuple[_Line, ...], str, bool]:
+    """(line analyses, first line for the failure detail, refusal?) of a reply; cached."""
+    hit = _ANALYSIS.get(response)
+    if hit is not None:
+        return hit
+    text = response[:MAX_REPLY_CHARS]
+    if "<think>" in text or "<THINK>" in text:
+        text = _THINK.sub(" ", text)
+    lines = [ln for ln in (s.strip() for s in text.splitlines()[: MAX_LINES * 4]) if ln][:MAX_LINES]
+    infos = tuple(_analyze_line(ln) for ln in lines)
+    first = lines[0][:80] if lines else ""
+    out = (infos, first, bool(lines) and bool(_REFUSAL.search(lines[0])))
+    if len(_ANALYSIS) >= _ANALYSIS_CACHE_MAX:
+        _ANALYSIS.clear()
+    _ANALYSIS[response] = out
+    return out
 
 
 def _text_match(norm_line: str, index: OptionIndex) -> tuple[int, bool]:
@@ -193,22 +230,29 @@ def _text_match(norm_line: str, index: OptionIndex) -> tuple[int, bool]:
 
 
 def _strip_letter_prefix(norm_line: str) -> str:
-    """Drop a leading ``(b)`` / ``b)`` / ``b.`` / ``b:`` so the rest can be compared with option text."""
+    """Drop a leading ``(b)`` / ``b)`` / ``b:`` so the rest can be compared with option text."""
     if len(norm_line) >= 3 and norm_line[0] == "(" and norm_line[2] == ")":
         return norm_line[3:].strip()
-    if len(norm_line) >= 2 and norm_line[0].isalpha() and norm_line[1] in "):" and (len(norm_line) == 2 or norm_line[2] == " "):
+    if (
+        len(norm_line) >= 2
+        and norm_line[0].isalpha()
+        and norm_line[1] in "):"
+        and (len(norm_line) == 2 or norm_line[2] == " ")
+    ):
         return norm_line[2:].strip()
     return norm_line
 
 
-def _resolve_line(line: str, index: OptionIndex) -> MCQChoice | str:
-    """Resolve one line; returns the choice or a failure status."""
-    letters = _letter_markers(line, index)
-    if len(set(letters)) > 1:
-        return "echo" if len(set(letters)) >= max(3, index.n - 1) else "ambiguous"
-    norm = normalize(line)
-    norm = _SCAFFOLD.sub("", norm, count=1).strip()
-    body = _strip_letter_prefix(norm)
+def _resolve_line(info: _Line, index: OptionIndex) -> MCQChoice | str:
+    """Resolve one analysed line against the options; returns the choice or a failure status."""
+    n = index.n
+    letters = [i for i in info.paren if 0 <= i < n]
+    if not letters:
+        letters = [i for i in info.other if 0 <= i < n][:1]
+    distinct = len(set(letters))
+    if distinct > 1:
+        return "echo" if distinct >= max(3, n - 1) else "ambiguous"
+    body = info.body
     t_idx, t_amb = _text_match(body, index) if body else (-1, False)
     if letters:
         li = letters[0]
@@ -230,31 +274,27 @@ def resolve(response: Any, index: OptionIndex) -> Parsed:
     """§K.5 step 4 against a prepared :class:`OptionIndex`; never raises."""
     if not isinstance(response, str):
         return Parsed.fail("empty", "no reply")
-    text = response[:MAX_REPLY_CHARS]
-    if "<think>" in text or "<THINK>" in text:
-        text = _THINK.sub(" ", text)
-    if not text.strip():
-        return Parsed.fail("empty")
     if index.n == 0:
         return Parsed.fail("no_options", "the item lists no options")
-    lines = [ln for ln in (s.strip() for s in text.splitlines()[: MAX_LINES * 4]) if ln][:MAX_LINES]
+    infos, first, refusal = _analyze(response)
+    if not infos:
+        return Parsed.fail("empty")
     status = "no_option"
-    for k, line in enumerate(lines):
-        if "Options:" in line or "options:" in line:
+    for k, info in enumerate(infos):
+        if info.echo:
             return Parsed.fail("echo", "reply repeats the option list")
-        out = _resolve_line(line, index)
+        out = _resolve_line(info, index)
         if isinstance(out, MCQChoice):
             detail = f"letter={out.letter} via={out.via}"
             if out.mismatch:
                 detail += f" text={LETTERS[out.text_index]}"
             return Parsed(out, True, "ok", detail)
         status = out
-        # Only a lead-in line ("Sure, here is the answer:") lets the resolver look at the next line.
-        if k + 1 < len(lines) and not _LEADIN.search(normalize(line)):
+        if k + 1 < len(infos) and not info.leadin:
             break
-    if status == "no_option" and lines and _REFUSAL.search(lines[0]):
+    if status == "no_option" and refusal:
         status = "refusal"
-    return Parsed.fail(status, (lines[0][:80] if lines else ""))
+    return Parsed.fail(status, first)
 
 
 def parse_mcq_lettered(response: Any, row: dict) -> Parsed:

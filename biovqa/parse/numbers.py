@@ -81,8 +81,13 @@ _INT_TOKEN = re.compile(r"(?<![\d.,])(-?)(\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(\.\d+
 _RANGE_AFTER = re.compile(r"\s*(?:-|–|—|~|to|or)\s*\d")
 _BETWEEN_BEFORE = re.compile(r"(?:between|from)\s*$|\d\s*(?:-|–|—|~|to|or)\s*$")
 _WORD_NUMBER = re.compile(
-    r"\b(?:(" + "|".join(_TENS) + r")(?:[\s-]+(" + "|".join(k for k in _ONES if _ONES[k] < 10 and k != "none")
-    + r"))?|(" + "|".join(_ONES) + r"))\b"
+    r"\b(?:("
+    + "|".join(_TENS)
+    + r")(?:[\s-]+("
+    + "|".join(k for k in _ONES if _ONES[k] < 10 and k != "none")
+    + r"))?|("
+    + "|".join(_ONES)
+    + r"))\b"
 )
 _NUMBER_UNIT = re.compile(
     r"(?<![\d.,])(-?)(\d+(?:[.,]\d+)?|\.\d+)(?![\d])\s*"

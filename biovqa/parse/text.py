@@ -36,10 +36,11 @@ _APOSTROPHES = "'\u2019\u2018\u02bc`\u00b4"
 #: Letters with a stroke or ligatures that NFKD leaves alone ("grønfläckig" → "gronflackig").
 _LETTER_FOLDS = {"ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i"}
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
-_SPACES = re.compile(r"\s+")
+_TAG = re.compile(r"</?[A-Za-z][^<>]{0,40}>")  # HTML-ish markup: <b>Chordata</b>
 # ASCII fast path: apostrophes deleted, every other punctuation character -> space.
-_ASCII_TABLE = {ord(c): " " for c in "!\"#$%&()*+,-./:;<=>?@[\\]^_{|}~"}
+_ASCII_TABLE = {ord(c): " " for c in '!"#$%&()*+,-./:;<=>?@[\\]^_{|}~'}
 _ASCII_TABLE.update({ord(c): None for c in "'`"})
+_ASCII_TABLE.update({i: " " for i in (*range(32), 127)})  # control characters
 
 
 @lru_cache(maxsize=4096)
@@ -69,7 +70,12 @@ def _fold(text: str) -> str:
 
 
 def _drop_brackets(text: str) -> str:
-    """Remove bracketed asides ("Dryophytes cinereus (green treefrog)") unless nothing else remains."""
+    """Remove markup tags and bracketed asides ("Dryophytes cinereus (green treefrog)").
+
+    Asides stay when nothing else remains.
+    """
+    if "<" in text:
+        text = _TAG.sub(" ", text)
     if "(" not in text and "[" not in text:
         return text
     stripped = _BRACKETED.sub(" ", text)
@@ -133,7 +139,6 @@ def _strip_boilerplate(text: str) -> str:
     return new if new else text
 
 
-@lru_cache(maxsize=1 << 16)
 def normalize_name(name: str | None) -> str:
     """C1 normalization (§C.1) of a name or answer; gold, options, resources and replies all use it.
 
@@ -142,7 +147,12 @@ def normalize_name(name: str | None) -> str:
     """
     if not name or not isinstance(name, str):
         return ""
-    folded = _fold(_drop_brackets(name[:MAX_REPLY_CHARS]))[:MAX_ANSWER_CHARS].strip()
+    return _normalize_name(name[:MAX_REPLY_CHARS])  # cache keys stay bounded on hostile input
+
+
+@lru_cache(maxsize=1 << 16)
+def _normalize_name(name: str) -> str:
+    folded = _fold(_drop_brackets(name))[:MAX_ANSWER_CHARS].strip()
     return _strip_boilerplate(folded) if folded else ""
 
 
@@ -175,7 +185,6 @@ def _classify(line: str) -> tuple[str, str]:
     return "ok", _strip_boilerplate(folded)
 
 
-@lru_cache(maxsize=1 << 16)
 def normalize_answer(response: str) -> tuple[str, str]:
     """Normalize a C1 reply: ``(status, answer)``; status is ``ok``, ``empty`` or ``refusal``.
 
@@ -183,6 +192,11 @@ def normalize_answer(response: str) -> tuple[str, str]:
     the first content line ("I am not sure") is a refusal unless it hedges to a name ("not sure, maybe
     Chordata" reads ``chordata``).
     """
+    return _normalize_answer(response[:MAX_REPLY_CHARS])  # cache keys stay bounded on hostile input
+
+
+@lru_cache(maxsize=1 << 16)
+def _normalize_answer(response: str) -> tuple[str, str]:
     first_status = "empty"
     for i, line in enumerate(_content_lines(response)):
         status, answer = _classify(line)
@@ -200,17 +214,21 @@ def _folded_question(question: str) -> str:
     return _fold(question.split("\n", 1)[0])
 
 
-def _is_echo(response: str, question: str | None) -> tuple[bool, str]:
-    """(echo, rest): the reply repeats the question (or a truncated prefix of it); rest follows it."""
-    if not question:
-        return False, ""
+def _echo_tail(response: str, question: str | None) -> str | None:
+    """None when the reply does not repeat the question; else what follows the repeated question.
+
+    A truncated prefix of the question (generation stops after 15 tokens) is an echo with an empty tail.
+    Only replies of four words or more are checked.
+    """
+    if not question or response.count(" ") + response.count("\n") < 3:
+        return None
     folded = _fold(response[:MAX_REPLY_CHARS])
     q = _folded_question(question)
-    if not q or len(folded.split(" ", 4)) < 4:
-        return False, ""
+    if not q or folded.count(" ") < 3:
+        return None
     if folded.startswith(q):
-        return True, response[:MAX_REPLY_CHARS]
-    return q.startswith(folded), ""
+        return folded[len(q) :].strip()
+    return "" if q.startswith(folded) else None
 
 
 def last_word(answer: str) -> str:
@@ -231,12 +249,9 @@ def parse_answer(response: str | None, rank: str | None = None, question: str | 
     if not isinstance(response, str):
         return Parsed.fail("not_text", f"reply of type {type(response).__name__}")
     status, answer = normalize_answer(response)
-    if status == "ok" and question is not None:
-        echo, rest = _is_echo(response, question)
-        if echo:
-            rest_folded = _fold(rest)
-            q = _folded_question(question)
-            tail = rest_folded[len(q) :].strip() if rest_folded.startswith(q) else ""
+    if status == "ok":
+        tail = _echo_tail(response, question)
+        if tail is not None:
             if not tail:
                 return Parsed.fail("echo", "the reply repeats the question")
             status, answer = normalize_answer(tail)
@@ -320,7 +335,9 @@ def choose_option(answer: str, option_norms: Sequence[str]) -> tuple[int, str]:
     return -1, "no_option"
 
 
-def parse_mcq_options(response: str | None, options: Sequence[str] | None, question: str | None = None) -> Parsed:
+def parse_mcq_options(
+    response: str | None, options: Sequence[str] | None, question: str | None = None
+) -> Parsed:
     """Parse a reply to the bare-option common-name MCQ: value is the chosen option's text."""
     if not options:
         return Parsed.fail("no_options", "the row lists no options")

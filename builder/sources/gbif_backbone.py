@@ -126,32 +126,44 @@ def read_table(
             f"{spec.path}: required columns {missing} not declared (have {list(spec.columns)})"
         )
     width = len(spec.columns)
+    raised: list[SourceFormatError] = []
 
     def on_bad_row(row) -> str:
         # pyarrow numbers rows from 1 counting the skipped header lines: the physical line number
         line = row.number if row.number is not None else 0
-        report.error(spec.path, line, f"expected {width} tab-separated fields, found {row.actual_columns}")
+        try:
+            report.error(
+                spec.path, line, f"expected {width} tab-separated fields, found {row.actual_columns}"
+            )
+        except SourceFormatError as exc:  # strict mode: pyarrow would swallow it, re-raise after the read
+            raised.append(exc)
+            return "error"
         return "skip"
 
     present = [c for c in wanted if c in spec.columns]
-    table = pacsv.read_csv(
-        spec.path,
-        read_options=pacsv.ReadOptions(
-            column_names=list(spec.columns),
-            skip_rows=spec.header_lines,
-            use_threads=False,
-            block_size=1 << 24,
-        ),
-        parse_options=pacsv.ParseOptions(
-            delimiter=spec.delimiter, quote_char=False, escape_char=False, invalid_row_handler=on_bad_row
-        ),
-        convert_options=pacsv.ConvertOptions(
-            include_columns=present,
-            column_types={c: pa.string() for c in present},
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
-    )
+    try:
+        table = pacsv.read_csv(
+            spec.path,
+            read_options=pacsv.ReadOptions(
+                column_names=list(spec.columns),
+                skip_rows=spec.header_lines,
+                use_threads=False,
+                block_size=1 << 24,
+            ),
+            parse_options=pacsv.ParseOptions(
+                delimiter=spec.delimiter, quote_char=False, escape_char=False, invalid_row_handler=on_bad_row
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=present,
+                column_types={c: pa.string() for c in present},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        if raised:
+            raise raised[0] from None
+        raise SourceFormatError(f"{spec.path}: cannot parse: {exc}") from None
     for col in wanted:
         if col not in present:
             table = table.append_column(col, pa.array([""] * table.num_rows, pa.string()))

@@ -136,11 +136,19 @@ def _rows(path: Path, report: Report) -> tuple[list[str], list[tuple[int, dict]]
         raise SourceFormatError(f"{path}: missing columns {missing}; header is {reader.fieldnames}")
     reader.fieldnames = header
     rows = []
-    for row in reader:
-        if None in row or any(v is None for v in row.values()):
-            report.error(path, reader.line_num, "wrong number of fields (truncated or extra separator)")
+    while True:
+        start = reader.line_num + 1  # the line a record starts on (a quoted field may span lines)
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            report.error(path, start, f"unreadable CSV record: {exc}")
             continue
-        rows.append((reader.line_num, row))
+        if None in row or any(v is None for v in row.values()):
+            report.error(path, start, "wrong number of fields (truncated or extra separator)")
+            continue
+        rows.append((start, row))
     return header, rows
 
 

@@ -45,7 +45,9 @@ def catalog_files(root: str | Path) -> list[Path]:
             return [cand]
     files = sorted((root / "catalog").glob("*.parquet")) if (root / "catalog").is_dir() else []
     if not files:
-        raise SourceFormatError(f"{root}: no TreeOfLife catalog (catalog.parquet, dataset/catalog.parquet, catalog/*.parquet)")
+        raise SourceFormatError(
+            f"{root}: no TreeOfLife catalog (catalog.parquet, dataset/catalog.parquet, catalog/*.parquet)"
+        )
     return files
 
 
@@ -55,7 +57,9 @@ def catalog_columns(files: list[Path]) -> dict[str, str | None]:
         names = set(pq.read_schema(files[0]).names)
     except Exception as exc:
         raise SourceFormatError(f"{files[0]}: not a readable parquet file: {exc}") from None
-    mapping = {col: next((a for a in aliases if a in names), None) for col, aliases in CATALOG_ALIASES.items()}
+    mapping = {
+        col: next((a for a in aliases if a in names), None) for col, aliases in CATALOG_ALIASES.items()
+    }
     missing = [c for c in REQUIRED if mapping[c] is None]
     if missing:
         raise SourceFormatError(f"{files[0]}: catalog lacks required columns {missing} (has {sorted(names)})")
@@ -113,7 +117,9 @@ def shard_index(root: str | Path) -> pa.Table:
         try:
             t = pq.read_table(f, columns=["uuid", "resized_size"])
         except Exception as exc:
-            raise SourceFormatError(f"{f}: not a readable image shard (uuid, image, resized_size): {exc}") from None
+            raise SourceFormatError(
+                f"{f}: not a readable image shard (uuid, image, resized_size): {exc}"
+            ) from None
         h, w = [], []
         for size in t["resized_size"].to_pylist():
             ok = isinstance(size, list) and len(size) == 2 and None not in size
@@ -132,9 +138,18 @@ def shard_index(root: str | Path) -> pa.Table:
             )
         )
     if not parts:
-        return pa.table({"uuid": [], "path": [], "row": [], "height": [], "width": []},
-                        schema=pa.schema([("uuid", pa.string()), ("path", pa.string()), ("row", pa.int64()),
-                                          ("height", pa.int64()), ("width", pa.int64())]))
+        return pa.table(
+            {"uuid": [], "path": [], "row": [], "height": [], "width": []},
+            schema=pa.schema(
+                [
+                    ("uuid", pa.string()),
+                    ("path", pa.string()),
+                    ("row", pa.int64()),
+                    ("height", pa.int64()),
+                    ("width", pa.int64()),
+                ]
+            ),
+        )
     return pa.concat_tables(parts)
 
 
@@ -167,7 +182,9 @@ def decode_bgr(data: bytes, height: int, width: int, name: str) -> Image.Image:
         raise SourceFormatError(f"{name}: image too large ({width}x{height}, decompression bomb guard)")
     if data is None or len(data) != height * width * 3:
         got = "null" if data is None else len(data)
-        raise SourceFormatError(f"{name}: image has {got} bytes, expected {height}x{width}x3 = {height * width * 3}")
+        raise SourceFormatError(
+            f"{name}: image has {got} bytes, expected {height}x{width}x3 = {height * width * 3}"
+        )
     arr = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)[:, :, ::-1]
     return Image.fromarray(np.ascontiguousarray(arr), "RGB")
 

@@ -32,8 +32,21 @@ def synth(out_root: Path, seed: int = 42) -> str:
         save_jpeg(img, root / "images" / name)
         images.append({"id": i, "file_name": name, "width": SIZE[0], "height": SIZE[1]})
         for x, y, w, h in boxes:
-            anns.append({"id": len(anns) + 1, "image_id": i, "category_id": 1, "bbox": [x, y, w, h],
-                         "area": w * h, "iscrowd": 0})
-    cats = [{"id": 1, "name": "bee", "supercategory": "animal"}, {"id": 2, "name": "pollen", "supercategory": "object"}]
-    write_json({"images": images, "annotations": anns, "categories": cats}, root / "annotations" / "instances.json")
+            anns.append(
+                {
+                    "id": len(anns) + 1,
+                    "image_id": i,
+                    "category_id": 1,
+                    "bbox": [x, y, w, h],
+                    "area": w * h,
+                    "iscrowd": 0,
+                }
+            )
+    cats = [
+        {"id": 1, "name": "bee", "supercategory": "animal"},
+        {"id": 2, "name": "pollen", "supercategory": "object"},
+    ]
+    write_json(
+        {"images": images, "annotations": anns, "categories": cats}, root / "annotations" / "instances.json"
+    )
     return FOLDER

@@ -16,7 +16,17 @@ COUNTS = (1, 2, 3, 5, 7, 9, 11, 4)
 def fish_keypoints(box) -> list[tuple[float, float]]:
     """Nine keypoints (snout, eye, dorsal, pectoral, belly, anal, caudal top/bottom, tail) inside the box."""
     x, y, w, h = box
-    rel = [(0.05, 0.5), (0.2, 0.4), (0.45, 0.1), (0.35, 0.6), (0.5, 0.9), (0.65, 0.75), (0.95, 0.1), (0.95, 0.9), (0.8, 0.5)]
+    rel = [
+        (0.05, 0.5),
+        (0.2, 0.4),
+        (0.45, 0.1),
+        (0.35, 0.6),
+        (0.5, 0.9),
+        (0.65, 0.75),
+        (0.95, 0.1),
+        (0.95, 0.9),
+        (0.8, 0.5),
+    ]
     return [(round(x + a * (w - 1), 1), round(y + b * (h - 1), 1)) for a, b in rel]
 
 

@@ -20,7 +20,16 @@ TAXON_HEADER = (
     "nameAccordingTo namePublishedIn taxonomicStatus nomenclaturalStatus taxonRemarks kingdom phylum "
     "class order family genus"
 ).split()
-VERNACULAR_HEADER = ("taxonID", "vernacularName", "language", "country", "countryCode", "sex", "lifeStage", "source")
+VERNACULAR_HEADER = (
+    "taxonID",
+    "vernacularName",
+    "language",
+    "country",
+    "countryCode",
+    "sex",
+    "lifeStage",
+    "source",
+)
 _KNOWN_IDS = {"Puma concolor": 2435099, "Felis concolor": 2435104}
 _COUNTRY = {"sv": ("Sweden", "SE"), "da": ("Denmark", "DK"), "en": ("", "")}
 
@@ -113,7 +122,12 @@ def backbone_rows() -> tuple[list[dict[str, str]], list[tuple[str, ...]]]:
     for t in TAXA:
         cls: dict[str, str] = {"kingdom": t.kingdom}
         parent = add("kingdom", t.kingdom, None, dict(cls))
-        for rank, name in (("phylum", t.phylum), ("class", t.klass), ("order", t.order), ("family", t.family)):
+        for rank, name in (
+            ("phylum", t.phylum),
+            ("class", t.klass),
+            ("order", t.order),
+            ("family", t.family),
+        ):
             if not name:
                 continue  # reptiles: no order in the backbone, the family hangs from the class
             cls[rank] = name
@@ -127,8 +141,14 @@ def backbone_rows() -> tuple[list[dict[str, str]], list[tuple[str, ...]]]:
         for target in targets:  # a pro-parte synonym is one row per accepted target
             acc = by_name[target]
             cls = {k: acc[k] for k in ("kingdom", "phylum", "class", "order", "family", "genus")}
-            add(rank, name, int(acc["parentNameUsageID"] or 0) or None, cls,
-                acceptedNameUsageID=acc["taxonID"], taxonomicStatus=status)
+            add(
+                rank,
+                name,
+                int(acc["parentNameUsageID"] or 0) or None,
+                cls,
+                acceptedNameUsageID=acc["taxonID"],
+                taxonomicStatus=status,
+            )
 
     vern: list[tuple[str, ...]] = []
     for t in TAXA:

@@ -22,22 +22,51 @@ from builder.synth.scenes import background, det_uuid, rng_for, save_jpeg
 FOLDER = "2018-neon-beetles"
 SIZE = (320, 240)
 COLUMNS = (
-    "pictureID", "scalebar", "cm_pix", "individual", "structure", "lying_flat", "coords_pix", "dist_pix",
-    "dist_cm", "scientificName", "NEON_sampleID", "siteID", "site_name", "plotID", "user_name", "workflowID",
-    "genus", "species", "combinedID", "measureID", "file_name",
-)  # fmt: skip
+    "pictureID",
+    "scalebar",
+    "cm_pix",
+    "individual",
+    "structure",
+    "lying_flat",
+    "coords_pix",
+    "dist_pix",
+    "dist_cm",
+    "scientificName",
+    "NEON_sampleID",
+    "siteID",
+    "site_name",
+    "plotID",
+    "user_name",
+    "workflowID",
+    "genus",
+    "species",
+    "combinedID",
+    "measureID",
+    "file_name",
+)
 TAXA = (
-    ("Pterostichus", "coracinus"), ("Carabus", "goryi"), ("Harpalus", "pensylvanicus"),
-    ("Synuchus", "impunctatus"), ("Cyclotrachelus", "sodalis"), ("Calathus", "opaculus"),
-)  # fmt: skip
+    ("Pterostichus", "coracinus"),
+    ("Carabus", "goryi"),
+    ("Harpalus", "pensylvanicus"),
+    ("Synuchus", "impunctatus"),
+    ("Cyclotrachelus", "sodalis"),
+    ("Calathus", "opaculus"),
+)
 SITES = (("BART", "Bartlett Experimental Forest"), ("HARV", "Harvard Forest"), ("CPER", "Central Plains"))
 #: (picture id, number of beetles); the last two use NEON sample ids (no printed A-code)
 PLATES = (
-    ("A00000012427", 8), ("A00000012429", 6), ("A00000012430", 5), ("A00000032929", 7), ("A00000040712", 4),
-    ("A00000046175", 8), ("A00000051179", 6), ("A00000069245", 7),
-    ("BART_002.W.20180809.PTECORI.01", 5), ("HARV_010.N.20180712.CALOPA.01", 6),
-)  # fmt: skip
-CELLS = [(44 + 77 * c, 48 + 80 * r) for r in range(2) for c in range(4)]
+    ("A00000012427", 8),
+    ("A00000012429", 6),
+    ("A00000012430", 5),
+    ("A00000032929", 7),
+    ("A00000040712", 4),
+    ("A00000046175", 8),
+    ("A00000051179", 6),
+    ("A00000069245", 7),
+    ("BART_002.W.20180809.PTECORI.01", 5),
+    ("HARV_010.N.20180712.CALOPA.01", 6),
+)
+CELLS = [(44 + 77 * c, 54 + 82 * r) for r in range(2) for c in range(4)]
 
 
 def _line(x1, y1, x2, y2) -> str:
@@ -101,22 +130,45 @@ def synth(out_root: Path, seed: int = 42) -> str:
                     mid = det_uuid(rng)
                     if user == "IsaFluck":
                         mids[structure] = mid
-                    rows.append({
-                        "pictureID": f"{pic}.jpg", "scalebar": _line(*sb), "cm_pix": cm_pix, "individual": ind,
-                        "structure": structure, "lying_flat": "Yes", "coords_pix": _line(*ln),
-                        "dist_pix": round(dist, 6), "dist_cm": round(dist / cm_pix, 6),
-                        "scientificName": f"{genus} {species}", "NEON_sampleID": sample, "siteID": site,
-                        "site_name": site_name, "plotID": f"{site}_{p:03d}", "user_name": user,
-                        "workflowID": 24861, "genus": genus, "species": species,
-                        "combinedID": f"{pic}_{ind}", "measureID": mid, "file_name": f"group_images/{pic}.jpg",
-                    })  # fmt: skip
-            meta.append({
-                "individualID": f"{mids['ElytraLength']}_{mids['ElytraWidth']}", "combinedID": f"{pic}_{ind}",
-                "elytraLength": round(L / cm_pix, 6), "elytraWidth": round(Wd / cm_pix, 6),
-                "measureID_length": mids["ElytraLength"], "measureID_width": mids["ElytraWidth"],
-                "genus": genus, "species": species, "NEON_sampleID": sample,
-                "file_name": f"individual_images/{mids['ElytraLength']}_{mids['ElytraWidth']}.jpg",
-            })  # fmt: skip
+                    rows.append(
+                        {
+                            "pictureID": f"{pic}.jpg",
+                            "scalebar": _line(*sb),
+                            "cm_pix": cm_pix,
+                            "individual": ind,
+                            "structure": structure,
+                            "lying_flat": "Yes",
+                            "coords_pix": _line(*ln),
+                            "dist_pix": round(dist, 6),
+                            "dist_cm": round(dist / cm_pix, 6),
+                            "scientificName": f"{genus} {species}",
+                            "NEON_sampleID": sample,
+                            "siteID": site,
+                            "site_name": site_name,
+                            "plotID": f"{site}_{p:03d}",
+                            "user_name": user,
+                            "workflowID": 24861,
+                            "genus": genus,
+                            "species": species,
+                            "combinedID": f"{pic}_{ind}",
+                            "measureID": mid,
+                            "file_name": f"group_images/{pic}.jpg",
+                        }
+                    )
+            meta.append(
+                {
+                    "individualID": f"{mids['ElytraLength']}_{mids['ElytraWidth']}",
+                    "combinedID": f"{pic}_{ind}",
+                    "elytraLength": round(L / cm_pix, 6),
+                    "elytraWidth": round(Wd / cm_pix, 6),
+                    "measureID_length": mids["ElytraLength"],
+                    "measureID_width": mids["ElytraWidth"],
+                    "genus": genus,
+                    "species": species,
+                    "NEON_sampleID": sample,
+                    "file_name": f"individual_images/{mids['ElytraLength']}_{mids['ElytraWidth']}.jpg",
+                }
+            )
         save_jpeg(img, root / "group_images" / f"{pic}.jpg")
     _write_csv(root / "BeetleMeasurements.csv", COLUMNS, rows)
     _write_csv(root / "individual_metadata.csv", tuple(meta[0]), meta)

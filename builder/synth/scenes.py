@@ -97,10 +97,14 @@ def write_json(obj, path: Path) -> None:
 def pattern_marks(rng: np.random.Generator, kind: str, n: int) -> list[tuple[float, ...]]:
     """An individual's identifying marks in unit body coordinates (spots or stripes)."""
     if kind == "stripes":
-        return [(float(rng.uniform(-0.9, 0.9)), float(rng.uniform(-0.35, 0.35)), float(rng.uniform(0.03, 0.09)))
-                for _ in range(n)]
-    return [(float(rng.uniform(-0.8, 0.8)), float(rng.uniform(-0.6, 0.6)), float(rng.uniform(0.04, 0.11)))
-            for _ in range(n)]
+        return [
+            (float(rng.uniform(-0.7, 0.7)), float(rng.uniform(-0.2, 0.2)), float(rng.uniform(0.03, 0.09)))
+            for _ in range(n)
+        ]
+    return [
+        (float(rng.uniform(-0.8, 0.8)), float(rng.uniform(-0.6, 0.6)), float(rng.uniform(0.04, 0.11)))
+        for _ in range(n)
+    ]
 
 
 def draw_individual(
@@ -116,9 +120,9 @@ def draw_individual(
     d = ImageDraw.Draw(img)
     x, y, w, h = box
     head_w = int(w * 0.22)
-    if facing in ("left", "right"):
-        bx = x + head_w if facing == "left" else x
-        bw = w - head_w
+    if facing in ("left", "right"):  # head overlaps the body so the animal is one connected shape
+        bx = x + int(head_w * 0.7) if facing == "left" else x
+        bw = w - int(head_w * 0.7)
         hx = x if facing == "left" else x + w - head_w
         d.ellipse([hx, y + h * 0.2, hx + head_w, y + h * 0.7], fill=body)
     else:
@@ -130,8 +134,11 @@ def draw_individual(
         if kind == "stripes":
             sx, tilt, sw = m
             px = cx + sx * rx
-            d.line([(px - tilt * ry, cy - ry * 0.8), (px + tilt * ry, cy + ry * 0.8)], fill=mark,
-                   width=max(1, int(sw * rx)))
+            d.line(
+                [(px - tilt * ry, cy - ry * 0.8), (px + tilt * ry, cy + ry * 0.8)],
+                fill=mark,
+                width=max(1, int(sw * rx)),
+            )
         else:
             sx, sy, r = m
             px, py, rr = cx + sx * rx * 0.85, cy + sy * ry * 0.85, max(1.0, r * rx)

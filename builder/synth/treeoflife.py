@@ -38,10 +38,22 @@ CATALOG_SCHEMA = pa.schema(
         ("resolution_status", pa.string()),
     ]
 )
-SHARD_SCHEMA = pa.schema([("uuid", pa.string()), ("image", pa.binary()), ("resized_size", pa.list_(pa.int64()))])
+SHARD_SCHEMA = pa.schema(
+    [("uuid", pa.string()), ("image", pa.binary()), ("resized_size", pa.list_(pa.int64()))]
+)
 #: Non-C1 taxa in the catalog (fungi): they count toward exposure but belong to no group.
 _OTHER = (
-    Taxon("", "Fungi", "Basidiomycota", "Agaricomycetes", "Agaricales", "Amanitaceae", "Amanita", "muscaria", "Fly agaric"),
+    Taxon(
+        "",
+        "Fungi",
+        "Basidiomycota",
+        "Agaricomycetes",
+        "Agaricales",
+        "Amanitaceae",
+        "Amanita",
+        "muscaria",
+        "Fly agaric",
+    ),
 )
 
 
@@ -54,7 +66,9 @@ def draw_image(seed: str, width: int, height: int) -> Image.Image:
     h = hashlib.sha256(seed.encode()).digest()
     img = Image.new("RGB", (width, height), (h[0], h[1], h[2]))
     d = ImageDraw.Draw(img)
-    d.ellipse([width * 0.2, height * 0.3, width * 0.8, height * 0.7], fill=(h[3], h[4], h[5]), outline=(0, 0, 0))
+    d.ellipse(
+        [width * 0.2, height * 0.3, width * 0.8, height * 0.7], fill=(h[3], h[4], h[5]), outline=(0, 0, 0)
+    )
     for i in range(4):
         x, y = h[6 + i] / 255 * width, h[10 + i] / 255 * height
         r = max(2, min(width, height) // 16)
@@ -101,13 +115,20 @@ def catalog_rows(seed: int = 42) -> tuple[list[dict], dict[str, tuple[int, int]]
     add(t_bird, family=None)  # incomplete lineage
     add(t_mammal, genus="")  # empty string counts as missing
     add(t_fish, common_name=None)  # no common name
-    dup = add(t_bird)
+    # image defects go to the rarest species of the two smallest groups, so that the miniature's walk
+    # (budget 24, cap 3-4) examines every one of them
+    per_taxon = {t.binomial: 0 for t in TAXA}
+    for r in rows:
+        if r["species"] in per_taxon:
+            per_taxon[r["species"]] += 1
+    rare = sorted((t for t in TAXA if t.group in ("Bryophytes", "Gymnosperms") and t.english),
+                  key=lambda t: (per_taxon[t.binomial], t.binomial))  # fmt: skip
+    dup = add(rare[0])
     rows.append(dict(dup))  # duplicated uuid
-    for t in (TAXA[0], TAXA[50]):
-        r = add(t)
-        sizes[r["uuid"]] = (64, 72)  # below the resolution threshold
-    defects[add(TAXA[8])["uuid"]] = "missing"
-    defects[add(TAXA[55])["uuid"]] = "corrupt"
+    for t in rare[1:3]:
+        sizes[add(t)["uuid"]] = (64, 72)  # below the resolution threshold
+    defects[add(rare[3])["uuid"]] = "missing"
+    defects[add(rare[4])["uuid"]] = "corrupt"
     return rows, sizes, defects
 
 
@@ -151,7 +172,13 @@ def write(out_root: Path, seed: int = 42, layout: str = "shards", rows_per_shard
                 cols["uuid"].append(u)
                 cols["image"].append(bgr)
                 cols["resized_size"].append([img.height, img.width])
-            shard = folder / "shards" / f"source={source}" / "server=synthetic" / f"data_{start // rows_per_shard:05d}.parquet"
+            shard = (
+                folder
+                / "shards"
+                / f"source={source}"
+                / "server=synthetic"
+                / f"data_{start // rows_per_shard:05d}.parquet"
+            )
             shard.parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(pa.Table.from_pydict(cols, schema=SHARD_SCHEMA), shard)
     return folder

@@ -37,7 +37,8 @@ def synth(out_root: Path, seed: int = 42) -> str:
             save_jpeg(img, base / "images" / split / f"{stem}.jpg")
             W, H = SIZE
             lines = [
-                f"{ci} {(x + w / 2) / W:.6f} {(y + h / 2) / H:.6f} {w / W:.6f} {h / H:.6f}" for x, y, w, h in boxes
+                f"{ci} {(x + w / 2) / W:.6f} {(y + h / 2) / H:.6f} {w / W:.6f} {h / H:.6f}"
+                for x, y, w, h in boxes
             ]
             lab = base / "labels" / split / f"{stem}.txt"
             lab.parent.mkdir(parents=True, exist_ok=True)

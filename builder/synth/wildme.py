@@ -25,16 +25,61 @@ from builder.synth.scenes import (
 SIZE = (256, 192)
 #: key -> (folder, coco prefix, year, category, body rgb, mark rgb, pattern kind, background rgb, viewpoints)
 CATALOGS = {
-    "whaleshark": ("whaleshark", "whaleshark", 2020, "whaleshark", (70, 90, 120), (235, 235, 235), "spots",
-                   (30, 110, 150), ("left", "right")),
-    "beluga": ("beluga", "beluga", 2022, "beluga", (225, 225, 220), (150, 150, 150), "spots", (20, 70, 110),
-               ("up", "right")),
-    "hyena": ("hyena", "hyena", 2022, "hyena", (175, 135, 85), (60, 40, 25), "spots", (150, 160, 90),
-              ("left", "right", "frontleft")),
-    "leopard": ("leopard", "leopard", 2022, "leopard", (225, 175, 75), (25, 20, 15), "spots", (110, 130, 70),
-                ("left", "right")),
-    "gzcd": ("gzcd", "gzcd", 2016, "zebra_grevys", (240, 240, 238), (15, 15, 15), "stripes", (190, 170, 120),
-             ("left", "right")),
+    "whaleshark": (
+        "whaleshark",
+        "whaleshark",
+        2020,
+        "whaleshark",
+        (70, 90, 120),
+        (235, 235, 235),
+        "spots",
+        (30, 110, 150),
+        ("left", "right"),
+    ),
+    "beluga": (
+        "beluga",
+        "beluga",
+        2022,
+        "beluga",
+        (225, 225, 220),
+        (150, 150, 150),
+        "spots",
+        (20, 70, 110),
+        ("up", "right"),
+    ),
+    "hyena": (
+        "hyena",
+        "hyena",
+        2022,
+        "hyena",
+        (175, 135, 85),
+        (60, 40, 25),
+        "spots",
+        (150, 160, 90),
+        ("left", "right", "frontleft"),
+    ),
+    "leopard": (
+        "leopard",
+        "leopard",
+        2022,
+        "leopard",
+        (225, 175, 75),
+        (25, 20, 15),
+        "spots",
+        (110, 130, 70),
+        ("left", "right"),
+    ),
+    "gzcd": (
+        "gzcd",
+        "gzcd",
+        2016,
+        "zebra_grevys",
+        (240, 240, 238),
+        (15, 15, 15),
+        "stripes",
+        (190, 170, 120),
+        ("left", "right"),
+    ),
 }
 N_INDIVIDUALS = 6
 
@@ -53,18 +98,37 @@ def synth(out_root: Path, key: str, seed: int = 42) -> str:
     images, anns = [], []
     categories = [{"id": 1, "name": cat, "supercategory": "animal"}]
     if key == "gzcd":
-        categories += [{"id": 2, "name": "zebra_plains", "supercategory": "animal"},
-                       {"id": 3, "name": "giraffe_reticulated", "supercategory": "animal"}]
+        categories += [
+            {"id": 2, "name": "zebra_plains", "supercategory": "animal"},
+            {"id": 3, "name": "giraffe_reticulated", "supercategory": "animal"},
+        ]
 
     def add_image(img, objs):
         iid = len(images) + 1
         name = f"{iid:012d}.jpg"
         save_jpeg(img, coco / "images" / split / name)
-        images.append({"id": iid, "file_name": name, "width": SIZE[0], "height": SIZE[1], "date_captured": "NA",
-                       "uuid": det_uuid(rng)})
+        images.append(
+            {
+                "id": iid,
+                "file_name": name,
+                "width": SIZE[0],
+                "height": SIZE[1],
+                "date_captured": "NA",
+                "uuid": det_uuid(rng),
+            }
+        )
         for cat_id, box, indiv, vp in objs:
-            ann = {"id": len(anns) + 1, "image_id": iid, "category_id": cat_id, "name": indiv, "viewpoint": vp,
-                   "theta": 0.0, "segmentation": _polygon(box), "uuid": det_uuid(rng), "iscrowd": 0}
+            ann = {
+                "id": len(anns) + 1,
+                "image_id": iid,
+                "category_id": cat_id,
+                "name": indiv,
+                "viewpoint": vp,
+                "theta": 0.0,
+                "segmentation": _polygon(box),
+                "uuid": det_uuid(rng),
+                "iscrowd": 0,
+            }
             if key != "whaleshark":
                 ann["bbox"] = list(box)
             anns.append(ann)
@@ -91,25 +155,61 @@ def synth(out_root: Path, key: str, seed: int = 42) -> str:
         draw_individual(img, (x, y, w, h), b, mark, marks, kind, vp)
         add_image(img, [(1, (x, y, w, h), indiv, vp)])
     if key == "gzcd":  # herd photographs for counting (three nested targets)
-        for n_g, n_p, n_gir in ((1, 0, 0), (2, 1, 0), (3, 0, 1), (4, 2, 0), (5, 1, 2), (6, 3, 1), (2, 2, 2), (8, 0, 0)):
+        for n_g, n_p, n_gir in (
+            (1, 0, 0),
+            (2, 1, 0),
+            (3, 0, 1),
+            (4, 2, 0),
+            (5, 1, 2),
+            (6, 3, 1),
+            (2, 2, 2),
+            (8, 0, 0),
+        ):
             img = background(rng, SIZE, (190, 170, 120), spread=10)
             boxes = place_boxes(rng, SIZE, n_g + n_p + n_gir, (16, 28), aspect=(0.55, 0.7), rotate=False)
             objs = []
             for i, box in enumerate(boxes):
                 if i < n_g:
-                    draw_individual(img, box, (240, 240, 238), (15, 15, 15), pattern_marks(rng, "stripes", 5),
-                                    "stripes", "left")
+                    draw_individual(
+                        img,
+                        box,
+                        (240, 240, 238),
+                        (15, 15, 15),
+                        pattern_marks(rng, "stripes", 5),
+                        "stripes",
+                        "left",
+                    )
                     objs.append((1, box, "____", "left"))
                 elif i < n_g + n_p:
-                    draw_individual(img, box, (230, 225, 215), (70, 55, 40), pattern_marks(rng, "stripes", 4),
-                                    "stripes", "right")
+                    draw_individual(
+                        img,
+                        box,
+                        (230, 225, 215),
+                        (70, 55, 40),
+                        pattern_marks(rng, "stripes", 4),
+                        "stripes",
+                        "right",
+                    )
                     objs.append((2, box, "____", "right"))
                 else:
-                    draw_individual(img, box, (205, 140, 60), (110, 60, 20), pattern_marks(rng, "spots", 6),
-                                    "spots", "front")
+                    draw_individual(
+                        img,
+                        box,
+                        (205, 140, 60),
+                        (110, 60, 20),
+                        pattern_marks(rng, "spots", 6),
+                        "spots",
+                        "front",
+                    )
                     objs.append((3, box, "____", "front"))
             add_image(img, objs)
-    write_json({"images": images, "annotations": anns, "categories": categories,
-                "info": {"description": f"synthetic {key} miniature", "year": year}},
-               coco / "annotations" / f"instances_{split}.json")
+    write_json(
+        {
+            "images": images,
+            "annotations": anns,
+            "categories": categories,
+            "info": {"description": f"synthetic {key} miniature", "year": year},
+        },
+        coco / "annotations" / f"instances_{split}.json",
+    )
     return folder

@@ -86,7 +86,9 @@ def _check(e: CubName, where: str) -> None:
     if e.status == "species":
         parts = e.scientific_name.split()
         if len(parts) != 2 or parts[0] != e.genus or not e.genus[:1].isupper():
-            raise ValueError(f"{where}: species entry needs 'Genus epithet' matching genus, got {e.scientific_name!r}")
+            raise ValueError(
+                f"{where}: species entry needs 'Genus epithet' matching genus, got {e.scientific_name!r}"
+            )
     elif e.scientific_name:
         raise ValueError(f"{where}: {e.status} entry must have no scientific name")
     if e.status == "genus_only" and not e.genus:

@@ -53,6 +53,7 @@ REGION_PARTS: dict[str, tuple[str, ...]] = {
 }
 
 
+@lru_cache(maxsize=65536)
 def norm_part(name: str) -> str:
     """``"Left Wing"`` / ``"left-wing"`` / ``"upper tail"`` -> ``"left_wing"`` / ``"upper_tail"``."""
     return "_".join(name.strip().lower().replace("-", " ").replace("_", " ").split())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources as _res
 
@@ -65,7 +66,9 @@ def property_kernel(part: str | None, prop: str | None, scales: dict | None = No
     return "exact"
 
 
-def kernel_for(family: str, part: str | None = None, prop: str | None = None, declared: str | None = None) -> str:
+def kernel_for(
+    family: str, part: str | None = None, prop: str | None = None, declared: str | None = None
+) -> str:
     """The kernel of an item: the row's declared ``c2.kernel`` if set, else from family + property."""
     if declared:
         if declared not in KERNELS:
@@ -78,6 +81,7 @@ def kernel_for(family: str, part: str | None = None, prop: str | None = None, de
     raise ValueError(f"unknown C2 family {family!r}")
 
 
+@lru_cache(maxsize=65536)
 def _strip_value(v: str) -> str:
     return " ".join(_PAREN.sub("", v).replace("_", " ").split()).lower()
 
@@ -139,6 +143,7 @@ def option_set(text: str, family: str, options: tuple[str, ...]) -> frozenset[st
 _SPECIAL_SET_OPTIONS = frozenset({"none", "all three", "all", "all of them", "all of the above"})
 
 
+@lru_cache(maxsize=65536)
 def split_pair(text: str) -> tuple[str, str, str]:
     """``"bill color: black"`` -> (region ``"bill"``, property ``"color"``, value ``"black"``)."""
     left, _, value = text.partition(":")
@@ -164,7 +169,7 @@ class KernelSet:
         self.ordinal = {k: OrdinalScale(v) for k, v in scales["ordinal"].items()}
         self.patterned = frozenset(p.replace("-", "") for p in scales["patterned"])
         self.genus_of = dict(genus_of or {})
-        self._cache: dict[tuple, float] = {}
+        self._scorers: dict[tuple, Callable[[str, str], float]] = {}
 
     def value_similarity(self, part: str, prop: str, v1: str, v2: str) -> float:
         """Dispatch a value pair of one attribute to the colour, ordinal, pattern or exact kernel."""
@@ -190,48 +195,78 @@ class KernelSet:
         same_prop = p1 == p2
         anat = self.layout.similarity(r1 or "body", r2 or "body")
         g = REGION_ANATOMY_WEIGHT * anat + (1.0 - REGION_ANATOMY_WEIGHT) * float(same_prop)
-        v = self.value_similarity(r1, p1, v1, v2) if same_prop else float(_strip_value(v1) == _strip_value(v2))
+        v = (
+            self.value_similarity(r1, p1, v1, v2)
+            if same_prop
+            else float(_strip_value(v1) == _strip_value(v2))
+        )
         return PAIR_ALPHA * g + (1.0 - PAIR_ALPHA) * v
 
-    def similarity(
+    def scorer(
         self,
         kernel: str,
-        pred: str,
-        gold: str,
         *,
         family: str = "",
         part: str | None = None,
         prop: str | None = None,
         options: tuple[str, ...] = (),
         gold_genus: str | None = None,
-    ) -> float:
-        """Kernel similarity of a predicted and a gold answer (both normalised), cached."""
-        ctx = options if kernel == "set" else (part, prop) if kernel in ("color", "ordinal", "pattern") else gold_genus
-        key = (kernel, family if kernel == "set" else "", ctx, pred, gold)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        if kernel == "color":
-            sim = self.color(_strip_value(pred), _strip_value(gold))
-        elif kernel == "ordinal":
-            sim = self.value_similarity(part or "", prop or "size", pred, gold)
-        elif kernel == "pattern":
-            sim = pattern_similarity(pred, gold, self.patterned)
-        elif kernel == "anatomy":
-            sim = self.layout.similarity(pred, gold)
-        elif kernel == "pair":
-            sim = self.pair(pred, gold)
-        elif kernel == "set":
-            sim = soft_jaccard(option_set(pred, family, options), option_set(gold, family, options))
+    ) -> Callable[[str, str], float]:
+        """A cached ``(pred, gold) -> similarity`` function for one kernel and item context.
+
+        The context is only what the kernel reads (the option set for set kernels, the attribute for
+        value kernels, the gold genus for common names), so items share scorers and their caches.
+        """
+        if kernel == "set":
+            ctx: tuple = (kernel, family, options)
+        elif kernel in ("ordinal", "pattern"):
+            ctx = (kernel, part, prop)
         elif kernel == "naming":
-            sim = common_name_similarity(pred, gold, self.genus_of, gold_genus)
-        elif kernel == "scientific":
-            sim = scientific_similarity(pred, gold)
-        elif kernel == "genus":
-            sim = genus_similarity(pred, gold)
-        elif kernel == "exact":
-            sim = float(_strip_value(pred) == _strip_value(gold))
+            ctx = (kernel, gold_genus)
         else:
-            raise ValueError(f"unknown C2 kernel {kernel!r}")
-        self._cache[key] = sim
-        return sim
+            ctx = (kernel,)
+        fn = self._scorers.get(ctx)
+        if fn is not None:
+            return fn
+        compute = self._compute_fn(kernel, family, part, prop, options, gold_genus)
+        cache: dict[tuple[str, str], float] = {}
+
+        def score(pred: str, gold: str) -> float:
+            key = (pred, gold)
+            v = cache.get(key)
+            if v is None:
+                v = cache[key] = compute(pred, gold)
+            return v
+
+        self._scorers[ctx] = score
+        return score
+
+    def _compute_fn(self, kernel, family, part, prop, options, gold_genus) -> Callable[[str, str], float]:
+        if kernel == "color":
+            return lambda p, g: self.color(_strip_value(p), _strip_value(g))
+        if kernel == "ordinal":
+            return lambda p, g: self.value_similarity(part or "", prop or "size", p, g)
+        if kernel == "pattern":
+            return lambda p, g: pattern_similarity(p, g, self.patterned)
+        if kernel == "anatomy":
+            return self.layout.similarity
+        if kernel == "pair":
+            return self.pair
+        if kernel == "set":
+            return lambda p, g: soft_jaccard(option_set(p, family, options), option_set(g, family, options))
+        if kernel == "naming":
+            return lambda p, g: common_name_similarity(p, g, self.genus_of, gold_genus)
+        if kernel == "scientific":
+            return scientific_similarity
+        if kernel == "genus":
+            return genus_similarity
+        if kernel == "exact":
+            return lambda p, g: float(_strip_value(p) == _strip_value(g))
+        raise ValueError(f"unknown C2 kernel {kernel!r}")
+
+    def similarity(self, kernel: str, pred: str, gold: str, **context) -> float:
+        """Kernel similarity of a predicted and a gold answer (both normalised), cached.
+
+        ``context``: ``family``, ``part``, ``prop``, ``options``, ``gold_genus`` (see :meth:`scorer`).
+        """
+        return self.scorer(kernel, **context)(pred, gold)
