@@ -305,12 +305,19 @@ def main() -> None:
     ap.add_argument(
         "--scale", type=float, default=1.0, help="fraction of the full task mix (1.0 = 1,861,608)"
     )
-    ap.add_argument("--keep", type=Path, default=None, help="build here and keep the files")
+    ap.add_argument(
+        "--keep", type=Path, default=None, help="build here and keep the files (reused if present)"
+    )
     args = ap.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="biovqa-bench-score-"))
     root.mkdir(parents=True, exist_ok=True)
-    print(f"building synthetic dataset + predictions under {root}")
-    folder, preds, total = build(root, args.scale)
+    if args.keep and (root / "predictions.jsonl").is_file() and (root / "hub" / "data" / "all").is_dir():
+        folder, preds = root / "hub", root / "predictions.jsonl"
+        total = sum(pq.ParquetFile(f).metadata.num_rows for f in (folder / "data" / "all").glob("*.parquet"))
+        print(f"reusing the synthetic dataset + predictions under {root}")
+    else:
+        print(f"building synthetic dataset + predictions under {root}")
+        folder, preds, total = build(root, args.scale)
     print(f"  {total:,} questions; predictions {preds.stat().st_size / 1e6:.0f} MB")
 
     cmd = [

@@ -56,8 +56,13 @@ def _uuids(rng: np.random.Generator, n: int) -> pa.Array:
     raw = rng.integers(0, 16, size=(n, 32), dtype=np.uint8)
     chars = _HEX[raw]
     out = np.full((n, 36), ord("-"), dtype=np.uint8)
-    for dst, src in ((slice(0, 8), slice(0, 8)), (slice(9, 13), slice(8, 12)), (slice(14, 18), slice(12, 16)),
-                     (slice(19, 23), slice(16, 20)), (slice(24, 36), slice(20, 32))):
+    for dst, src in (
+        (slice(0, 8), slice(0, 8)),
+        (slice(9, 13), slice(8, 12)),
+        (slice(14, 18), slice(12, 16)),
+        (slice(19, 23), slice(16, 20)),
+        (slice(24, 36), slice(20, 32)),
+    ):
         out[:, dst] = chars[:, src]
     offsets = pa.py_buffer(np.arange(0, 36 * (n + 1), 36, dtype=np.int32))
     return pa.StringArray.from_buffers(n, offsets, pa.py_buffer(out.tobytes()))
@@ -66,8 +71,20 @@ def _uuids(rng: np.random.Generator, n: int) -> pa.Array:
 def species_table(n_species: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """A synthetic lineage per species (dictionary of string columns)."""
     cls = rng.integers(0, len(_CLASSES), n_species)
-    cols: dict[str, list] = {k: [] for k in ("kingdom", "phylum", "class", "order", "family", "genus", "species",
-                                             "scientific_name", "common_name")}
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "kingdom",
+            "phylum",
+            "class",
+            "order",
+            "family",
+            "genus",
+            "species",
+            "scientific_name",
+            "common_name",
+        )
+    }
     for i in range(n_species):
         _, kingdom, phylum, klass, has_order = _CLASSES[cls[i]]
         fam, gen = i // 97, i // 7
@@ -91,7 +108,9 @@ def generate(path: Path, rows: int, n_species: int, seed: int = 42, chunk: int =
     dicts = {k: pa.array(v, pa.string()) for k, v in table.items()}
     weights = 1.0 / np.arange(1, n_species + 1) ** 1.1
     weights /= weights.sum()
-    schema = pa.schema([("uuid", pa.string())] + [(k, pa.string()) for k in table] + [("resized_size", pa.list_(pa.int64()))])
+    schema = pa.schema(
+        [("uuid", pa.string())] + [(k, pa.string()) for k in table] + [("resized_size", pa.list_(pa.int64()))]
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     with pq.ParquetWriter(path, schema, compression="snappy") as writer:
         done = 0
@@ -117,13 +136,26 @@ def _child(catalog: Path, out: Path, threads: int) -> None:
     from builder.manifests import c1_select
 
     t0 = time.perf_counter()
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = usage0.ru_utime + usage0.ru_stime
     result = c1_select.select_from_catalog(
         [catalog], out, config=c1_select.SelectionConfig.full(), image_index=None, threads=threads
     )
     wall = time.perf_counter() - t0
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"wall_s": wall, "peak_rss_mib": peak_kib / 1024, "selected": result["selected"],
-                      "catalog_rows": result["catalog_rows"]}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "cpu_s": usage.ru_utime + usage.ru_stime - cpu0,
+                "peak_rss_mib": usage.ru_maxrss / 1024,
+                "selected": result["selected"],
+                "timings": result["timings_s"],
+                "catalog_rows": result["catalog_rows"],
+                "load_avg": os.getloadavg()[0],
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -141,16 +173,33 @@ def main() -> None:
     if not catalog.exists():
         t0 = time.perf_counter()
         generate(catalog, args.rows, args.species)
-        print(f"generated {args.rows:,} rows in {time.perf_counter() - t0:.1f} s ({catalog.stat().st_size / 2**20:.0f} MiB)")
-    cmd = [sys.executable, __file__, "--child", "--rows", str(args.rows), "--species", str(args.species),
-           "--workdir", str(args.workdir), "--threads", str(args.threads)]
+        print(
+            f"generated {args.rows:,} rows in {time.perf_counter() - t0:.1f} s ({catalog.stat().st_size / 2**20:.0f} MiB)"
+        )
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--rows",
+        str(args.rows),
+        "--species",
+        str(args.species),
+        "--workdir",
+        str(args.workdir),
+        "--threads",
+        str(args.threads),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ})
     if res.returncode != 0:
         sys.exit(res.stderr)
     fig = json.loads(res.stdout.strip().splitlines()[-1])
-    print(f"selection: {fig['catalog_rows']:,} rows in {fig['wall_s']:.2f} s = "
-          f"{fig['catalog_rows'] / fig['wall_s'] / 1e6:.2f} M rows/s; peak RSS {fig['peak_rss_mib']:.0f} MiB; "
-          f"selected {fig['selected']:,}")
+    print(
+        f"selection: {fig['catalog_rows']:,} rows in {fig['wall_s']:.2f} s wall = "
+        f"{fig['catalog_rows'] / fig['wall_s'] / 1e6:.2f} M rows/s; CPU {fig['cpu_s']:.1f} s "
+        f"(= {fig['catalog_rows'] / fig['cpu_s'] * args.threads / 1e6:.2f} M rows/s on {args.threads} idle cores); "
+        f"peak RSS {fig['peak_rss_mib']:.0f} MiB; selected {fig['selected']:,}; "
+        f"load average at the end {fig['load_avg']:.1f}; stages {fig['timings']}"
+    )
 
 
 if __name__ == "__main__":

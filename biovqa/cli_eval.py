@@ -16,7 +16,9 @@ import typer
 
 
 def eval_command(
-    model: Annotated[str, typer.Option(help="Registry name (biovqa models), Hub id, local folder, or 'floor'.")],
+    model: Annotated[
+        str, typer.Option(help="Registry name (biovqa models), Hub id, local folder, or 'floor'.")
+    ],
     dataset: Annotated[str, typer.Option(help="Local Hub-shaped folder or Hub dataset id.")],
     out: Annotated[str, typer.Option(help="Output folder; the run goes to OUT/<cache key>/.")],
     config: Annotated[str, typer.Option(help="Dataset config: c1 … c4 or lite.")] = "lite",
@@ -28,12 +30,18 @@ def eval_command(
     backend: Annotated[str, typer.Option(help="hf or vllm.")] = "hf",
     blind: Annotated[bool, typer.Option(help="Withhold the image (text-only baseline).")] = False,
     sources: Annotated[str | None, typer.Option(help="SOURCES.toml for image_ref rows.")] = None,
-    skip_missing: Annotated[bool, typer.Option(help="Exclude (and count) items whose source image is missing.")] = False,
+    skip_missing: Annotated[
+        bool, typer.Option(help="Exclude (and count) items whose source image is missing.")
+    ] = False,
     verify_sha256: Annotated[bool, typer.Option(help="Check source images against their sha256.")] = False,
     trust_remote_code: Annotated[bool, typer.Option(help="Allow checkpoints that ship custom code.")] = False,
     revision: Annotated[str | None, typer.Option(help="Model revision (Hub commit/tag).")] = None,
-    dtype: Annotated[str | None, typer.Option(help="bfloat16|float16|float32 (default: bf16 GPU, fp32 CPU).")] = None,
-    max_image_side: Annotated[int | None, typer.Option(help="Downscale images whose long side exceeds this.")] = None,
+    dtype: Annotated[
+        str | None, typer.Option(help="bfloat16|float16|float32 (default: bf16 GPU, fp32 CPU).")
+    ] = None,
+    max_image_side: Annotated[
+        int | None, typer.Option(help="Downscale images whose long side exceeds this.")
+    ] = None,
     tensor_parallel_size: Annotated[int, typer.Option(help="vLLM tensor parallel size.")] = 1,
     max_new_tokens: Annotated[
         int | None, typer.Option(help="Cap every task's max_new_tokens (smoke runs; changes the cache key).")
@@ -47,14 +55,37 @@ def eval_command(
 
     task_list = [t for item in (tasks or []) for t in item.split(",") if t.strip()] or None
     settings = EvalSettings(
-        model=model, dataset=dataset, out=out, config=config, tasks=task_list, limit=limit,
-        batch_size=batch_size, backend=backend, blind=blind, sources=sources, skip_missing=skip_missing,
-        verify_sha256=verify_sha256, trust_remote_code=trust_remote_code, revision=revision, dtype=dtype,
-        max_image_side=max_image_side, tensor_parallel_size=tensor_parallel_size, max_new_tokens=max_new_tokens, score=score, progress=progress,
+        model=model,
+        dataset=dataset,
+        out=out,
+        config=config,
+        tasks=task_list,
+        limit=limit,
+        batch_size=batch_size,
+        backend=backend,
+        blind=blind,
+        sources=sources,
+        skip_missing=skip_missing,
+        verify_sha256=verify_sha256,
+        trust_remote_code=trust_remote_code,
+        revision=revision,
+        dtype=dtype,
+        max_image_side=max_image_side,
+        tensor_parallel_size=tensor_parallel_size,
+        max_new_tokens=max_new_tokens,
+        score=score,
+        progress=progress,
     )
     try:
         result = run_eval(settings)
-    except (ModelNotAvailable, FileNotFoundError, NotADirectoryError, ValueError, KeyError) as exc:
+    except (
+        ModelNotAvailable,
+        FileNotFoundError,
+        NotADirectoryError,
+        ValueError,
+        KeyError,
+        RuntimeError,
+    ) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         typer.echo(f"error: {msg}", err=True)
         raise typer.Exit(2) from None
@@ -91,7 +122,9 @@ def models_command(
     for col in ("name", "checkpoint", "params", "wrapper", "remote code", "notes"):
         table.add_column(col, overflow="fold")
     for m in MODELS:
-        table.add_row(m.name, m.checkpoint, m.params, m.wrapper or "-", "yes" if m.trust_remote_code else "", m.notes)
+        table.add_row(
+            m.name, m.checkpoint, m.params, m.wrapper or "-", "yes" if m.trust_remote_code else "", m.notes
+        )
     Console().print(table)
 
 

@@ -57,5 +57,6 @@ def score_command(
             f"  {task_id:28s} {m.get('headline_metric') or '?':18s} {head_txt:>9s}  parse {pr_txt}  "
             f"n {m.get('n')}  [{result.timings.get(task_id, 0.0):.2f} s]{extra}"
         )
+    typer.echo("  phases: " + ", ".join(f"{k} {v:.2f} s" for k, v in result.phases.items()))
     if s["failed_tasks"]:
         raise typer.Exit(code=1)

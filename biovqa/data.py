@@ -47,7 +47,9 @@ class MissingImagesError(FileNotFoundError):
             lines.append(f"  {m['qid']}: {m['reason']}")
         if len(missing) > 50:
             lines.append(f"  … and {len(missing) - 50} more")
-        lines.append("Fix the roots in SOURCES.toml, or pass --skip-missing to exclude (and count) these items.")
+        lines.append(
+            "Fix the roots in SOURCES.toml, or pass --skip-missing to exclude (and count) these items."
+        )
         super().__init__("\n".join(lines))
 
 
@@ -81,7 +83,9 @@ def config_files(folder: Path, config: str, split: str = "test") -> list[Path]:
     cfg_dir = folder / "data" / config
     if not cfg_dir.is_dir():
         known = sorted(p.name for p in (folder / "data").glob("*") if p.is_dir())
-        raise FileNotFoundError(f"{folder}: config {config!r} not found (no data/{config}/); available: {known}")
+        raise FileNotFoundError(
+            f"{folder}: config {config!r} not found (no data/{config}/); available: {known}"
+        )
     files = sorted(cfg_dir.glob(f"{split}-*.parquet")) or sorted(cfg_dir.glob(f"{split}.parquet"))
     if not files:
         other = sorted(cfg_dir.glob("*.parquet"))
@@ -124,14 +128,18 @@ def load_questions(
     files = config_files(folder, config, split)
     table = pa.concat_tables([_read_shard(f) for f in files])
     if table.num_rows == 0:
-        raise ValueError(f"{folder}: config {config!r} (split {split!r}) holds no questions ({len(files)} shard(s))")
+        raise ValueError(
+            f"{folder}: config {config!r} (split {split!r}) holds no questions ({len(files)} shard(s))"
+        )
     if tasks:
         wanted = list(tasks)
         task_col = table.column("task").to_pylist()
         keep = [i for i, t in enumerate(task_col) if t in wanted or t.split(".")[0] in wanted]
         if not keep:
             present = sorted(set(task_col))
-            raise ValueError(f"{folder}: config {config!r} has no rows for tasks {wanted}; present: {present}")
+            raise ValueError(
+                f"{folder}: config {config!r} has no rows for tasks {wanted}; present: {present}"
+            )
         table = table.take(pa.array(keep, pa.int64()))
     table = table.take(pc.sort_indices(table, sort_keys=[("qid", "ascending")]))
     qids = table.column("qid").to_pylist()
@@ -192,7 +200,9 @@ def bgr_to_ppm(raw: bytes, height: int, width: int) -> bytes:
     import numpy as np
 
     if len(raw) != height * width * 3:
-        raise ValueError(f"raw image holds {len(raw)} bytes, expected {height}x{width}x3 = {height * width * 3}")
+        raise ValueError(
+            f"raw image holds {len(raw)} bytes, expected {height}x{width}x3 = {height * width * 3}"
+        )
     rgb = np.frombuffer(raw, dtype=np.uint8).reshape(height, width, 3)[:, :, ::-1]
     return f"P6\n{width} {height}\n255\n".encode() + rgb.tobytes()
 
@@ -316,7 +326,10 @@ def attach_images(
     refs = rows.column("image_ref").to_pylist()
     if sources_toml is None:
         missing = [
-            {"qid": qids[i], "reason": "row needs a source image (image_ref) but no --sources SOURCES.toml was given"}
+            {
+                "qid": qids[i],
+                "reason": "row needs a source image (image_ref) but no --sources SOURCES.toml was given",
+            }
             for i in need
         ]
     else:
@@ -339,7 +352,9 @@ def attach_images(
     if missing and not skip_missing:
         raise MissingImagesError(missing)
     idx = rows.schema.get_field_index("image")
-    table = rows.set_column(idx, rows.schema.field("image"), pa.array(images, type=rows.schema.field("image").type))
+    table = rows.set_column(
+        idx, rows.schema.field("image"), pa.array(images, type=rows.schema.field("image").type)
+    )
     if missing:
         gone = {m["qid"] for m in missing}
         keep = [i for i, q in enumerate(qids) if q not in gone]

@@ -97,7 +97,7 @@ C2 = pa.struct(
 C3 = pa.struct(
     [
         ("corpus", pa.string()),  # source subset, e.g. "waid", "bob", "neon_beetles"
-        ("tier", pa.string()),  # counting: single|cross|same; viewpoint: one|three; else ""
+        ("tier", pa.string()),  # counting: easy|medium|hard; viewpoint: box|species|three_panel; else ""
         ("counts", pa.list_(pa.int32())),  # per panel (counting / relative counting)
         ("target_panel", pa.int32()),  # which panel is asked (-1 when n/a)
         ("gold_value", pa.float64()),  # count or cm

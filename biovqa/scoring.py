@@ -96,13 +96,17 @@ def resolve_dataset(dataset: str | Path, config: str) -> Path:
     return _dataset_folder(dataset, config)
 
 
-def read_questions(folder: Path, config: str, split: str = "test") -> pa.Table:
-    """Every question row of a config without the ``image`` column (pyarrow, columns pruned on read)."""
+def read_questions_by_task(folder: Path, config: str, split: str = "test") -> dict[str, pa.Table]:
+    """The question rows of a config without ``image``, split by task (file order kept within a task).
+
+    Each shard is read with the ``image`` column pruned and split by task right away, so no full-table
+    copy is ever made; duplicate and null qids raise ``ValueError`` naming the config.
+    """
     from biovqa.data import config_files
     from biovqa.schema import QUESTION_SCHEMA
 
     columns = [c for c in QUESTION_SCHEMA.names if c != "image"]
-    tables = []
+    pieces: dict[str, list[pa.Table]] = {}
     for path in config_files(folder, config, split):
         try:
             schema_names = pq.read_schema(path).names
@@ -111,14 +115,42 @@ def read_questions(folder: Path, config: str, split: str = "test") -> pa.Table:
         missing = [c for c in columns if c not in schema_names]
         if missing:
             raise ValueError(f"{path}: missing question columns {missing}")
-        tables.append(pq.read_table(path, columns=columns))
-    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
-    qids = table.column("qid")
+        table = pq.read_table(path, columns=columns)
+        for name, part in _split_by_task(table, str(path)).items():
+            pieces.setdefault(name, []).append(part)
+    by_task = {name: pa.concat_tables(parts) for name, parts in sorted(pieces.items())}
+    qids = pa.chunked_array([c for t in by_task.values() for c in t.column("qid").chunks], pa.string())
     if qids.null_count:
         raise ValueError(f"{folder}/data/{config}: {qids.null_count} question rows have a null qid")
-    if pc.count_distinct(qids).as_py() != table.num_rows:
+    if pc.count_distinct(qids).as_py() != len(qids):
         raise ValueError(f"{folder}/data/{config}: duplicate qids, e.g. {_duplicates(qids)[:5]}")
-    return table
+    return by_task
+
+
+def read_questions(folder: Path, config: str, split: str = "test") -> pa.Table:
+    """Every question row of a config without the ``image`` column, grouped by task."""
+    by_task = read_questions_by_task(folder, config, split)
+    return pa.concat_tables(list(by_task.values()))
+
+
+def _split_by_task(table: pa.Table, where: str = "questions") -> dict[str, pa.Table]:
+    """Rows of each task (order kept): zero-copy slices when tasks are contiguous, else one take."""
+    task_col = table.column("task")
+    if task_col.null_count:
+        raise ValueError(f"{where}: {task_col.null_count} question rows have no task")
+    if table.num_rows == 0:
+        return {}
+    encoded = task_col.combine_chunks().dictionary_encode()
+    names = encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    if len(starts) == len(names):  # each task one contiguous run (shards written in qid order)
+        stops = np.r_[starts[1:], len(codes)]
+        return {names[codes[a]]: table.slice(a, b - a) for a, b in zip(starts, stops, strict=True)}
+    order = np.argsort(codes, kind="stable")
+    grouped = table.take(pa.array(order))
+    bounds = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(names)))]
+    return {names[k]: grouped.slice(bounds[k], bounds[k + 1] - bounds[k]) for k in range(len(names))}
 
 
 # ------------------------------------------------------------------------------------- predictions
@@ -143,6 +175,13 @@ def prediction_files(path: Path) -> tuple[list[Path], dict]:
         return [path], {}
     if not path.is_dir():
         raise FileNotFoundError(f"{path}: no such predictions file or run directory")
+    if not (path / "run.json").is_file():  # an eval --out folder holding one cache-key run folder
+        subs = sorted(p.parent for p in path.glob("*/run.json"))
+        if len(subs) > 1:
+            names = ", ".join(p.name for p in subs)
+            raise ValueError(f"{path}: holds several runs (cache keys {names}); name one of them")
+        if subs:
+            path = subs[0]
     run_json = path / "run.json"
     meta: dict = {}
     if run_json.is_file():
@@ -235,7 +274,7 @@ def read_predictions(path: str | Path) -> Predictions:
             f"predictions hold {len(dups)} duplicate qid(s) (in {where}), e.g. {dups[:5]}; "
             "each question must have exactly one prediction"
         )
-    model = meta.get("model") if isinstance(meta, dict) else None
+    model = (meta.get("model_spec") or meta.get("model")) if isinstance(meta, dict) else None
     return Predictions(qids, table.column("response"), files, errors, n_bad, model)
 
 
@@ -250,7 +289,7 @@ def _duplicates(qids: pa.ChunkedArray | pa.Array) -> list[str]:
 
 @dataclass
 class ScoreResult:
-    """Per-task scores plus the pipeline's counts; ``timings`` (seconds per task) is never written."""
+    """Per-task scores plus the pipeline's counts; ``timings``/``phases`` (seconds) are never written."""
 
     scores: dict[str, TaskScore]
     scorecard: dict[str, dict]
@@ -258,11 +297,16 @@ class ScoreResult:
     qids: dict[str, list[str]]
     responses: dict[str, list[str | None]]
     timings: dict[str, float] = field(default_factory=dict)
+    phases: dict[str, float] = field(default_factory=dict)
 
 
-def join_responses(questions: pa.Table, preds: Predictions) -> tuple[pa.Array, dict]:
-    """Responses aligned with the question rows (null where unanswered) and the join's counts."""
-    q_qids = questions.column("qid").combine_chunks()
+def join_responses(questions: pa.Table | pa.ChunkedArray, preds: Predictions) -> tuple[pa.Array, dict]:
+    """Responses aligned with the question rows (null where unanswered) and the join's counts.
+
+    ``questions`` is the question table or just its qid column.
+    """
+    q_col = questions if isinstance(questions, pa.ChunkedArray | pa.Array) else questions.column("qid")
+    q_qids = q_col.combine_chunks() if isinstance(q_col, pa.ChunkedArray) else q_col
     p_qids = preds.qids.combine_chunks() if len(preds.qids) else pa.array([], pa.string())
     idx = pc.index_in(q_qids, value_set=p_qids)
     if len(p_qids):
@@ -270,15 +314,19 @@ def join_responses(questions: pa.Table, preds: Predictions) -> tuple[pa.Array, d
     else:
         responses = pa.nulls(len(q_qids), pa.string())
     n_missing = idx.null_count
-    known = pc.is_in(p_qids, value_set=q_qids)
-    unknown = p_qids.filter(pc.invert(known))
+    # qids are unique on both sides, so every matched prediction matches one question
+    n_unknown = len(p_qids) - (len(q_qids) - n_missing)
+    examples: list[str] = []
+    if n_unknown:
+        unknown = p_qids.filter(pc.invert(pc.is_in(p_qids, value_set=q_qids)))
+        examples = sorted(unknown.to_pylist())[:10]
     counts = {
-        "n_questions": questions.num_rows,
-        "n_predictions": len(preds.qids),
+        "n_questions": len(q_qids),
+        "n_predictions": len(p_qids),
         "n_unanswered": int(n_missing),
         "n_null_responses": int(responses.null_count - n_missing),
-        "n_unknown_predictions": len(unknown),
-        "unknown_prediction_examples": sorted(unknown.to_pylist())[:10],
+        "n_unknown_predictions": int(n_unknown),
+        "unknown_prediction_examples": examples,
         "n_bad_prediction_lines": preds.n_bad_lines,
         "bad_prediction_lines": preds.bad_lines[:20],
     }
@@ -299,7 +347,7 @@ def _c1_resources(folder: Path | None) -> tuple[Any, str | None]:
 
 
 def score_tables(
-    questions: pa.Table,
+    questions: pa.Table | dict[str, pa.Table],
     preds: Predictions,
     dataset_folder: Path | None = None,
     tasks: Iterable[str] | None = None,
@@ -307,25 +355,20 @@ def score_tables(
 ) -> ScoreResult:
     """Score every task present in ``questions`` (or only ``tasks``); a failing scorer is reported, not fatal.
 
-    With ``items_dir`` each task's per-item parquet is written as soon as it is scored and its Python
-    columns are dropped, so peak memory holds one task's items, not all of them.
+    ``questions`` is a table or, from :func:`read_questions_by_task`, a dict of per-task tables, which is
+    emptied as tasks are scored so their memory is released. With ``items_dir`` each task's per-item
+    parquet is written as soon as it is scored and its Python columns are dropped.
     """
     from biovqa.metrics import score_task
 
-    responses, summary = join_responses(questions, preds)
-    task_col = questions.column("task").combine_chunks()
-    if task_col.null_count:
-        raise ValueError(f"{task_col.null_count} question rows have no task")
-    encoded = task_col.dictionary_encode()
-    names = encoded.dictionary.to_pylist()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(codes, kind="stable")  # rows of each task, in file order
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(names)))])
-    rows_of = {name: order[bounds[k] : bounds[k + 1]] for k, name in enumerate(names)}
+    by_task = _split_by_task(questions) if isinstance(questions, pa.Table) else questions
+    names = sorted(by_task)
+    qid_col = pa.chunked_array([c for n in names for c in by_task[n].column("qid").chunks], pa.string())
+    responses, summary = join_responses(qid_col, preds)
+    del qid_col
+    offsets = dict(zip(names, np.r_[0, np.cumsum([by_task[n].num_rows for n in names])], strict=False))
     wanted_set = None if tasks is None else set(tasks)
-    wanted = sorted(
-        t for t in names if wanted_set is None or t in wanted_set or t.split(".")[0] in wanted_set
-    )
+    wanted = [t for t in names if wanted_set is None or t in wanted_set or t.split(".")[0] in wanted_set]
     resources, resource_error = (None, None)
     if any(t.startswith("c1.") for t in wanted):
         resources, resource_error = _c1_resources(dataset_folder)
@@ -337,20 +380,21 @@ def score_tables(
     task_resp: dict[str, list[str | None]] = {}
     timings: dict[str, float] = {}
     failures: dict[str, str] = {}
+    items_seconds = 0.0
     for task in wanted:
         t0 = time.perf_counter()
         if items_dir is not None:  # never leave a stale file of an earlier run beside this run's outputs
             (Path(items_dir) / f"{task}.parquet").unlink(missing_ok=True)
-        idx = pa.array(rows_of[task])
-        sub = questions.take(idx)
-        resp = responses.take(idx).to_pylist()
+        sub = by_task.pop(task) if isinstance(questions, dict) else by_task[task]
+        resp = responses.slice(int(offsets[task]), sub.num_rows).to_pylist()
         n_unanswered = sum(r is None for r in resp)
         try:
+            if task.startswith("c1.") and resource_error:
+                # resources/ exists but cannot be loaded: fail the C1 tasks, never score them degraded
+                raise RuntimeError(f"C1 resources unusable: {resource_error}")
             result = score_task(task, sub, resp, resources if task.startswith("c1.") else None)
         except Exception as exc:
             msg = f"{type(exc).__name__}: {exc}"
-            if task.startswith("c1.") and resource_error:
-                msg += f" (C1 resources: {resource_error})"
             failures[task] = msg
             scorecard[task] = {
                 "headline": None,
@@ -367,9 +411,11 @@ def score_tables(
         scorecard[task] = _jsonable(metrics)
         qids = sub.column("qid").to_pylist()
         if items_dir is not None:
+            t_items = time.perf_counter()
             table = items_table(task, qids, resp, result)
             pq.write_table(table, Path(items_dir) / f"{task}.parquet", compression="zstd")
             result = TaskScore(items={}, metrics=result.metrics)
+            items_seconds += time.perf_counter() - t_items
         else:
             task_qids[task], task_resp[task] = qids, resp
         scores[task] = result
@@ -378,7 +424,9 @@ def score_tables(
     summary["failed_tasks"] = failures
     if resource_error:
         summary["c1_resources_error"] = resource_error
-    return ScoreResult(scores, scorecard, summary, task_qids, task_resp, timings)
+    out = ScoreResult(scores, scorecard, summary, task_qids, task_resp, timings)
+    out.phases["items parquet (within tasks)"] = items_seconds
+    return out
 
 
 def _headline_metric(task: str) -> str | None:
@@ -520,10 +568,21 @@ def score(
     split: str = "test",
 ) -> ScoreResult:
     """The whole pipeline behind ``biovqa score``: read, join, score every task, write ``out``."""
+    phases: dict[str, float] = {}
+    t0 = time.perf_counter()
     folder = resolve_dataset(dataset, config)
-    questions = read_questions(folder, config, split)
     preds = read_predictions(predictions)
-    result = score_tables(questions, preds, folder, tasks, items_dir=Path(out) / "items")
+    phases["read predictions"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    by_task = read_questions_by_task(folder, config, split)
+    phases["read questions"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = score_tables(by_task, preds, folder, tasks, items_dir=Path(out) / "items")
+    phases["join + score + items"] = time.perf_counter() - t0
+    phases.update(result.phases)
+    t0 = time.perf_counter()
     name = model or preds.model or Path(predictions).stem
     write_outputs(result, out, name)
+    phases["write scorecards"] = time.perf_counter() - t0
+    result.phases = phases
     return result

@@ -54,6 +54,7 @@ TAXONOMY_FILE = "taxonomy.parquet"
 SYNONYMS_FILE = "synonyms.parquet"
 VERNACULAR_FILE = "vernacular.parquet"
 _TOTAL_KEY = b"biovqa.total_nodes"
+_LCA_CACHE_MAX = 1 << 20
 
 TAXONOMY_SCHEMA = pa.schema(
     [
@@ -353,6 +354,8 @@ class Taxonomy:
                 y = parent[y]
             else:
                 x, y = parent[x], parent[y]
+        if len(self._lca_cache) >= _LCA_CACHE_MAX:  # bounded: a long scoring run must not grow it forever
+            self._lca_cache.clear()
         self._lca_cache[key] = x
         return x
 
@@ -428,7 +431,10 @@ class SynonymMap:
 
     def credits(self, pred_norm: str, gold_norm: str) -> bool:
         """Eq. 6 for one item: ŷ = y or y ∈ S(ŷ) (one way: the gold's own synonyms never count)."""
-        return pred_norm == gold_norm or gold_norm in self.resolve(pred_norm)
+        if pred_norm == gold_norm:
+            return True
+        hit = self._targets.get(pred_norm)  # an unmapped name resolves only to itself (≠ gold here)
+        return hit is not None and gold_norm in hit
 
     def pairs(self) -> list[tuple[str, str]]:
         """The explicit (synonym, accepted) pairs, sorted (self-targets of accepted names left implicit)."""
@@ -448,6 +454,7 @@ class SynonymMap:
         return cls(zip(names, accepted, strict=True))
 
     def to_table(self) -> pa.Table:
+        """The Contract 5 ``synonyms.parquet`` table (explicit pairs, sorted)."""
         pairs = self.pairs()
         return pa.Table.from_pydict(
             {"name_norm": [p[0] for p in pairs], "accepted_norm": [p[1] for p in pairs]},

@@ -57,7 +57,13 @@ def test_caps_budgets_groups_and_pins(mini):
     assert all(v <= CFG.budget_per_group for v in summary["per_group"].values())
     per_species = Counter((r["group"], r["scientific_name"]) for r in man)
     assert all(n <= CFG.cap(g) for (g, _), n in per_species.items())
-    assert max(per_species.values()) == CFG.species_cap  # the cap binds in the miniature
+    # the cap binds in the miniature, Gymnosperms with their relaxed cap (§M.2)
+    assert max(n for (g, _), n in per_species.items() if g != "Gymnosperms") == CFG.species_cap
+    assert (
+        max(n for (g, _), n in per_species.items() if g == "Gymnosperms")
+        == CFG.cap("Gymnosperms")
+        > CFG.species_cap
+    )
     assert len({r["id"] for r in man}) == len(man)
     for r in man:
         assert min(r["width"], r["height"]) >= CFG.min_side
@@ -81,7 +87,12 @@ def test_deterministic_and_independent_of_row_order(mini, tmp_path):
     _, roots, out = mini
     again = tmp_path / "again"
     c1.manifests(roots, again, scale="mini")
-    for name in ("c1_manifest.parquet", "c1_exclusions.parquet", "c1_exposure.parquet", "c1_synonym_pairs.parquet"):
+    for name in (
+        "c1_manifest.parquet",
+        "c1_exclusions.parquet",
+        "c1_exposure.parquet",
+        "c1_synonym_pairs.parquet",
+    ):
         assert (again / name).read_bytes() == (out / name).read_bytes(), name
     # same catalog rows in another order select the same images
     shuffled = tmp_path / "shuffled"
@@ -89,12 +100,19 @@ def test_deterministic_and_independent_of_row_order(mini, tmp_path):
     cat = pq.read_table(shuffled / "catalog.parquet")
     pq.write_table(cat.take(list(range(cat.num_rows))[::-1]), shuffled / "catalog.parquet")
     c1.manifests({**roots, "treeoflife": shuffled}, tmp_path / "m2", scale="mini")
-    assert (tmp_path / "m2" / "c1_manifest.parquet").read_bytes() == (out / "c1_manifest.parquet").read_bytes()
+    assert (tmp_path / "m2" / "c1_manifest.parquet").read_bytes() == (
+        out / "c1_manifest.parquet"
+    ).read_bytes()
 
 
 def test_exposure_counts_the_whole_catalog(mini):
     _, roots, out = mini
-    exp = dict(zip(*(pq.read_table(out / "c1_exposure.parquet")[c].to_pylist() for c in ("node", "exposure")), strict=True))
+    exp = dict(
+        zip(
+            *(pq.read_table(out / "c1_exposure.parquet")[c].to_pylist() for c in ("node", "exposure")),
+            strict=True,
+        )
+    )
     cat = treeoflife.read_catalog(roots["treeoflife"]).to_pylist()
     n_aves = sum(1 for r in cat if r["class"] == "Aves")
     assert exp["Animalia|Chordata|Aves"] == n_aves
@@ -152,13 +170,61 @@ def test_audit_catches_contract_violations(mini):
     with pytest.raises(AuditError, match="contract violations"):
         result.raise_if_failed()
     # the generic audit: a declared exemption (skip edge) is not a violation
-    spec = AuditSpec("id", ("order",), exempt={"order": lambda r: r["group"] == "Reptiles"}, sha_column=None, size_columns=None)
-    assert audit(pa.table({"id": ["a", "b"], "group": ["Reptiles", "Birds"], "order": [None, None]}), spec).violations == [
-        (1, "b", "null_field: order")
-    ]
+    spec = AuditSpec(
+        "id",
+        ("order",),
+        exempt={"order": lambda r: r["group"] == "Reptiles"},
+        sha_column=None,
+        size_columns=None,
+    )
+    assert audit(
+        pa.table({"id": ["a", "b"], "group": ["Reptiles", "Birds"], "order": [None, None]}), spec
+    ).violations == [(1, "b", "null_field: order")]
 
 
 def test_hash_cut():
     assert c1_select.hash_cut([5, 5], cap=3, need=10) == 1.0
     f = c1_select.hash_cut([1000] * 10, cap=50, need=100)
     assert 0.0095 <= f <= 0.0106  # 10 species x 1000 rows x f >= 100 (with 5 % headroom)
+
+
+def _dense_catalog(path: Path, n: int = 6000) -> None:
+    """Many images of few bird species (abundant species get tightened hash cuts)."""
+    import random
+
+    rng = random.Random(7)
+    rows = []
+    for _ in range(n):
+        k = min(int(rng.paretovariate(1.2)), 12)
+        rows.append(
+            {
+                "uuid": f"{rng.getrandbits(128):032x}",
+                "kingdom": "Animalia",
+                "phylum": "Chordata",
+                "class": "Aves",
+                "order": "Passeriformes",
+                "family": f"Fam{k % 3}",
+                "genus": f"Genus{k}",
+                "species": f"Genus{k} sp{k}",
+                "scientific_name": f"Genus{k} sp{k}",
+                "common_name": f"Bird {k}",
+                "resized_size": [300, 400],
+            }
+        )
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def test_tightened_species_cuts_do_not_change_the_selection(tmp_path, monkeypatch):
+    cat = tmp_path / "catalog.parquet"
+    _dense_catalog(cat)
+    cfg = c1_select.SelectionConfig(budget_per_group=40, species_cap=4, cap_overrides=(), min_side=224)
+    tight = c1_select.select_from_catalog([cat], tmp_path / "a", config=cfg)
+    assert tight["accounted"] and tight["selected"] == 40
+    assert tight["exclusions"]["over_species_cap"] > 0
+    empty = c1_select.species_cuts({}, {}, cfg, 2.0)
+    monkeypatch.setattr(c1_select, "species_cuts", lambda *a, **k: empty)
+    loose = c1_select.select_from_catalog([cat], tmp_path / "b", config=cfg)
+    assert (tmp_path / "a" / "c1_manifest.parquet").read_bytes() == (
+        tmp_path / "b" / "c1_manifest.parquet"
+    ).read_bytes()
+    assert loose["accounted"] and loose["selected"] == 40

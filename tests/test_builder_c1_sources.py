@@ -46,7 +46,12 @@ def test_real_archaea_backbone_reads_whole(shared_sources):
         p[0] == "Methanobacterium thermoflexum" for p in pairs
     )
     vern = gbif_backbone.read_vernaculars(root, report)
-    assert vern.to_pylist()[1] == {"taxonID": "2", "vernacularName": "arkéer", "language": "sv", "countryCode": "SE"}
+    assert vern.to_pylist()[1] == {
+        "taxonID": "2",
+        "vernacularName": "arkéer",
+        "language": "sv",
+        "countryCode": "SE",
+    }
 
 
 def test_meta_xml_declares_columns(backbone):
@@ -61,7 +66,12 @@ def test_miniature_backbone_round_trip(backbone):
     felis = taxa.filter(pc.equal(taxa["canonicalName"], "Felis concolor")).to_pylist()[0]
     assert felis["taxonID"] == "2435104" and felis["acceptedNameUsageID"] == "2435099"
     pairs = synonym_pairs(taxa)
-    assert {p[1] for p in pairs if p[0] == "Reptilia"} == {"Squamata", "Testudines", "Crocodylia", "Sphenodontia"}
+    assert {p[1] for p in pairs if p[0] == "Reptilia"} == {
+        "Squamata",
+        "Testudines",
+        "Crocodylia",
+        "Sphenodontia",
+    }
     assert ("Hyla cinerea", "Dryophytes cinereus") in pairs
     # reptiles have no order: the family hangs from the class
     lacertidae = taxa.filter(pc.equal(taxa["canonicalName"], "Lacertidae")).to_pylist()[0]
@@ -122,7 +132,11 @@ def test_missing_files_and_bad_meta(backbone, tmp_path):
 
 def test_dangling_accepted_link_is_a_bad_row(backbone):
     taxa = gbif_backbone.read_taxa(backbone)
-    row = {c: "" for c in taxa.column_names} | {"taxonID": "9", "canonicalName": "Ghost name", "acceptedNameUsageID": "123"}
+    row = {c: "" for c in taxa.column_names} | {
+        "taxonID": "9",
+        "canonicalName": "Ghost name",
+        "acceptedNameUsageID": "123",
+    }
     taxa = pa.concat_tables([taxa, pa.Table.from_pylist([row], schema=taxa.schema)])
     report = Report()
     pairs = synonym_pairs(taxa, report)
@@ -142,7 +156,9 @@ def test_real_taxonopy_outputs_read_as_catalogs(shared_sources, tmp_path):
     cat = treeoflife.read_catalog(tmp_path / "a")
     assert cat.num_rows == 7 and cat["common_name"].null_count == 7  # column absent: nulls
     (tmp_path / "b").mkdir()
-    shutil.copy(src / "resolved_with_common_names" / "sample.resolved.parquet", tmp_path / "b" / "catalog.parquet")
+    shutil.copy(
+        src / "resolved_with_common_names" / "sample.resolved.parquet", tmp_path / "b" / "catalog.parquet"
+    )
     cat = treeoflife.read_catalog(tmp_path / "b")
     assert cat.to_pylist()[0]["common_name"] == "Human" and cat.to_pylist()[0]["species"] == "Homo sapiens"
 
@@ -194,7 +210,9 @@ def test_truncated_or_incomplete_catalog(tol, tmp_path):
     with pytest.raises(SourceFormatError, match="catalog.parquet"):
         treeoflife.read_catalog(tmp_path / "t")
     (tmp_path / "m").mkdir()
-    pq.write_table(pq.read_table(tol / "catalog.parquet").drop_columns(["family"]), tmp_path / "m" / "catalog.parquet")
+    pq.write_table(
+        pq.read_table(tol / "catalog.parquet").drop_columns(["family"]), tmp_path / "m" / "catalog.parquet"
+    )
     with pytest.raises(SourceFormatError, match="family"):
         treeoflife.read_catalog(tmp_path / "m")
     with pytest.raises(SourceFormatError, match="no TreeOfLife catalog"):

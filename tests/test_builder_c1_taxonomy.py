@@ -52,7 +52,9 @@ def test_synonyms_set_valued_and_one_way(backbone):
     assert syn.resolve("reptilia") == {"squamata", "testudines", "crocodylia", "sphenodontia"}
     assert syn.credits("reptilia", "squamata")  # Reptilia for a lizard: credited
     assert not syn.credits("crocodylia", "squamata")  # Crocodylia for a lizard: not
-    assert syn.credits("felis concolor", "puma concolor") and not syn.credits("puma concolor", "felis concolor")
+    assert syn.credits("felis concolor", "puma concolor") and not syn.credits(
+        "puma concolor", "felis concolor"
+    )
     assert syn.credits("hyla cinerea", "dryophytes cinereus")
     assert syn.credits("magnoliophyta", "tracheophyta")
     kept = synonym_table(synonym_pairs(taxa), keep_accepted={"puma concolor"})
@@ -63,7 +65,9 @@ def test_vernacular_triage_and_stages(backbone, tmp_path):
     taxa, vern = backbone
     r = V.resolver_from_backbone(taxa, vern, overrides=V.load_overrides())
     # non-ASCII rejects first; a Swedish tag rejects English-looking words; GBIF English follows
-    assert r.resolve("Rana arvalis", "åkergroda") == V.Resolution("Moor frog", "authority:gbif", r.resolve("Rana arvalis", "åkergroda").detail)
+    assert r.resolve("Rana arvalis", "åkergroda") == V.Resolution(
+        "Moor frog", "authority:gbif", r.resolve("Rana arvalis", "åkergroda").detail
+    )
     assert r.resolve("Pinus sylvestris", "tall").english == "Scots pine"
     assert r.resolve("Picea abies", "gran").english == "Norway spruce"
     assert r.resolve("Juniperus communis", "en").english == "Common juniper"
@@ -106,7 +110,10 @@ def test_percentile_is_item_weighted_mid_rank():
 
 
 def _items(group, rank, lineages):
-    return [Item(f"q{i}", group, rank, lin, lin[rank] if rank != "species" else lin["species"]) for i, lin in enumerate(lineages)]
+    return [
+        Item(f"q{i}", group, rank, lin, lin[rank] if rank != "species" else lin["species"])
+        for i, lin in enumerate(lineages)
+    ]
 
 
 def test_cells_escalate_and_degenerate():
@@ -117,7 +124,15 @@ def test_cells_escalate_and_degenerate():
     cols, log = difficulty_columns(items, tax, {}, exposure)
     assert [c["reference_cell"] for c in cols[:7]] == ["Birds/family"] * 7
     # p = (i + 0.5) / 7: 0.07 0.21 | 0.36 0.50 0.64 | 0.79 0.93
-    assert [c["prevalence_tier"] for c in cols[:7]] == ["hard", "hard", "medium", "medium", "medium", "easy", "easy"]
+    assert [c["prevalence_tier"] for c in cols[:7]] == [
+        "hard",
+        "hard",
+        "medium",
+        "medium",
+        "medium",
+        "easy",
+        "easy",
+    ]
     assert all(c["resolution_mechanism"] == "exact" for c in cols)
     assert cols[7]["prevalence_tier"] == "degenerate" and cols[7]["prevalence_percentile"] is None
     assert any("degenerate (Birds, phylum)" in line for line in log)
@@ -125,20 +140,32 @@ def test_cells_escalate_and_degenerate():
     other = [_lin("Chordata", "Mammalia", "Carnivora", "Felidae", "Puma", "concolor")]
     tax2 = Taxonomy.from_lineages(fams + other)
     exp2 = {tax2.ids[tax2.lineage_index(f, "family")]: 10 * (i + 1) for i, f in enumerate(fams + other)}
-    cols2, log2 = difficulty_columns(_items("Birds", "family", fams) + _items("Mammals", "family", other), tax2, {}, exp2)
-    assert cols2[-1]["reference_cell"] == "all/family" and cols2[-1]["prevalence_tier"] in ("hard", "medium", "easy")
+    cols2, log2 = difficulty_columns(
+        _items("Birds", "family", fams) + _items("Mammals", "family", other), tax2, {}, exp2
+    )
+    assert cols2[-1]["reference_cell"] == "all/family" and cols2[-1]["prevalence_tier"] in (
+        "hard",
+        "medium",
+        "easy",
+    )
     assert cols2[-1]["exposure"] == 80 and cols2[-1]["log10_exposure"] == pytest.approx(math.log10(81))
     assert any("escalate (Mammals, family)" in line for line in log2)
 
 
 def test_target_resolution_steps():
     tax = Taxonomy.from_lineages([ZOOTOCA, LACERTA, ARGIOPE])
-    vern = {"viviparous lizard": tax.ids[tax.lineage_index(ZOOTOCA)], "wall lizards": tax.ids[tax.lineage_index(ZOOTOCA, "family")]}
+    vern = {
+        "viviparous lizard": tax.ids[tax.lineage_index(ZOOTOCA)],
+        "wall lizards": tax.ids[tax.lineage_index(ZOOTOCA, "family")],
+    }
     assert resolve_target(tax, vern, Item("a", "Reptiles", "family", ZOOTOCA, "Lacertidae"))[1] == "exact"
     node, mech = resolve_target(tax, vern, Item("b", "Reptiles", "common_name", ZOOTOCA, "Wall lizards"))
     assert mech == "vernacular" and tax.ranks[node] == "family"
     node, mech = resolve_target(tax, vern, Item("c", "Reptiles", "species", ZOOTOCA, "vivipara"))
     assert mech == "lineage" and tax.names[node] == "Zootoca vivipara"
-    assert resolve_target(tax, vern, Item("d", "Reptiles", "scientific_name", ZOOTOCA, "Zootoca vivipara"))[1] == "exact"
+    assert (
+        resolve_target(tax, vern, Item("d", "Reptiles", "scientific_name", ZOOTOCA, "Zootoca vivipara"))[1]
+        == "exact"
+    )
     node, mech = resolve_target(tax, vern, Item("e", "Reptiles", "order", ZOOTOCA, ""))
     assert mech == "anchor" and tax.names[node] == "Zootoca vivipara"

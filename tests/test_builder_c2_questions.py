@@ -192,6 +192,16 @@ def test_marker_sits_on_the_named_part_with_both_controls(built):
             assert _nearest(_pixel(img, m.x, m.y), MARKER_COLORS) == m.color
 
 
+def test_changed_source_image_is_skipped_and_counted(built, tmp_path):
+    root, roots, _, images = built
+    row = dict(images[min(images)], sha256="0" * 64)
+    gen = C2Generator(
+        [row], c2_manifest.load_classes(root / "manifests"), roots["cub"] / "CUB_200_2011" / "images"
+    )
+    assert list(gen.marker_localization(row)) == []
+    assert gen.skipped == {"marker_localization: source image missing or changed since the manifest": 1}
+
+
 def test_marker_controls_differ_in_exactly_one_cue():
     gen = C2Generator([], {}, Path("."))
     row = {
@@ -246,6 +256,19 @@ def test_visibility_answers_follow_the_part_flags(built):
             assert gold == ("None" if not seen else "All three" if len(seen) == 3 else seen[0])
     golds = Counter(r["answer"].split(") ")[1] for r in records if r["family"] == "visibility_side")
     assert {"Left", "Right", "Both", "None"} <= set(golds)
+
+
+def test_partset_outcomes_are_balanced():
+    parts = [f"p{i}" for i in range(15)]
+    vis = {p: i < 12 for i, p in enumerate(parts)}  # 12 visible, 3 hidden: a typical CUB bird
+    triples = C2Generator.partset_triples(vis, random.Random(0))
+    assert len(triples) == len(set(triples)) == 10
+    outcomes = Counter(sum(vis[p] for p in t) for t in triples)
+    assert outcomes == {0: 1, 1: 4, 3: 5} or outcomes == {0: 1, 1: 5, 3: 4}  # None only once: C(3,3) = 1
+    all_visible = {p: True for p in parts}
+    assert {
+        sum(all_visible[p] for p in t) for t in C2Generator.partset_triples(all_visible, random.Random(0))
+    } == {3}
 
 
 def test_drawn_bird_parts_are_where_the_parts_are_painted():

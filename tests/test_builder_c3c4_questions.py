@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 from collections import Counter, defaultdict
@@ -76,7 +75,7 @@ def test_every_task_has_items_and_qids_are_unique(c3_records, c4_records):
 def test_counting_drawn_blobs_equal_gold(c3_records, mini):
     rows = manifest_rows(mini)
     checked = 0
-    for rec in c3_records:
+    for rec in c3_records[::3]:
         c = rec["c3"]
         if rec["task"] != "c3.counting" or rec["source"] not in BLOB_SOURCES:
             continue
@@ -91,7 +90,7 @@ def test_counting_drawn_blobs_equal_gold(c3_records, mini):
         assert count_blobs(region) == c["gold_value"] == int(rec["answer"]), rec["qid"]
         assert c["counts"][c["target_panel"]] == c["gold_value"]
         checked += 1
-    assert checked > 100
+    assert checked > 40
 
 
 def test_relative_counting_gold_is_the_unique_extreme(c3_records):
@@ -236,19 +235,49 @@ def test_c4_halves_show_image_a_and_image_b(c4_records, mini):
             assert np.abs(img[py : py + ph, px : px + pw] - alone[py : py + ph, px : px + pw]).mean() < 3.0
 
 
-def _digest(records) -> str:
-    h = hashlib.sha256()
-    for r in records:
-        h.update(r["qid"].encode())
-        h.update(r["answer"].encode())
-        if r["image"]:
-            h.update(r["image"]["bytes"])
-    return h.hexdigest()
+def _strip(rec: dict) -> dict:
+    return {k: v for k, v in rec.items() if k != "image"}
 
 
 def test_generation_is_deterministic(c3_records, c4_records, mini):
+    """Same seed -> the same records and render specs; rendering is a pure function of the spec."""
     roots, man = mini
-    again3 = list(c3_component.questions(man, roots, man.parent / "hub"))
-    assert _digest(again3) == _digest(c3_records)
-    again4 = list(q4.generate(man, roots, embedder=__import__("builder.embed").embed.ThumbHistEmbedder()))
-    assert _digest(again4) == _digest(c4_records)
+    from builder.embed import ThumbHistEmbedder
+
+    first3, again3 = list(q3.items(man, roots, 42)), list(q3.items(man, roots, 42))
+    assert first3 == again3
+    assert [_strip(r) for r, _ in first3] == [_strip(r) for r in c3_records]
+    first4 = list(q4.items(man, roots, 42, ThumbHistEmbedder()))
+    assert first4 == list(q4.items(man, roots, 42, ThumbHistEmbedder()))
+    assert [_strip(r) for r, _ in first4] == [_strip(r) for r in c4_records]
+    sample = [(r, s) for r, s in first3[::50] + first4[::50] if s is not None]
+    by_qid = {r["qid"]: r for r in c3_records + c4_records}
+    assert [by_qid[r["qid"]]["image"]["bytes"] for r, _ in sample] == render_many([s for _, s in sample])
+    other = [_strip(r) for r, _ in q3.items(man, roots, 7)]
+    assert other != [_strip(r) for r, _ in first3]  # the seed matters
+
+
+def test_gold_answers_score_perfectly_through_the_runtime_scorers(c3_records, c4_records):
+    """The records carry everything the C3/C4 scorers need: replying the gold answer scores 1 (d' high)."""
+    import pyarrow as pa
+
+    from biovqa import schema
+    from biovqa.metrics import c3 as m3
+    from biovqa.metrics import c4 as m4
+
+    for records, mod in ((c3_records, m3), (c4_records, m4)):
+        by_task = defaultdict(list)
+        for r in records:
+            by_task[r["task"]].append({**r, "image": None})
+        for task, rows in by_task.items():
+            table = pa.Table.from_pylist(rows, schema=schema.QUESTION_SCHEMA).drop(["image"])
+            answers = [
+                r["answer"] if task != "c3.absolute_distance" else f"{float(r['answer']):.2f} cm"
+                for r in rows
+            ]
+            m = mod.score_task(task, table, answers).metrics
+            assert m["parse_rate"] == 1.0, task
+            if task.startswith("c3."):
+                assert m["headline"] == pytest.approx(1.0), task
+            else:
+                assert m["headline"] > 3.0, task  # d' with the log-linear correction on perfect answers

@@ -173,3 +173,21 @@ def test_beetle_real_derived_table_is_refused_clearly(shared_sources, tmp_path):
     shutil.copy(src, tmp_path / "BeetleMeasurements.csv")
     with pytest.raises(SourceFormatError, match="missing columns.*pictureID"):
         neon_beetles.read(tmp_path, Report())
+
+
+def test_dist_cm_worked_example(tmp_path):
+    """FORMATS/notebook example: dist_cm = dist_pix / cm_pix = 108.115679 / 77 = 1.4041."""
+    (tmp_path / "group_images").mkdir()
+    Image.new("RGB", (1949, 1299), "white").save(tmp_path / "group_images" / "A00000000002.jpg")
+    sb = '"{""x1"": 815, ""y1"": 244, ""x2"": 892, ""y2"": 244}"'
+    length = '"{""x1"": 100, ""y1"": 100, ""x2"": 208.115679, ""y2"": 100}"'
+    width = '"{""x1"": 140, ""y1"": 80, ""x2"": 140, ""y2"": 120}"'
+    head = "pictureID,scalebar,cm_pix,individual,structure,user_name,coords_pix,dist_pix"
+    rows = [
+        f"A00000000002.jpg,{sb},77,1,ElytraLength,IsaFluck,{length},108.115679",
+        f"A00000000002.jpg,{sb},77,1,ElytraWidth,IsaFluck,{width},40",
+    ]
+    (tmp_path / "BeetleMeasurements.csv").write_text("\n".join([head, *rows]) + "\n")
+    (p,), _ = neon_beetles.read(tmp_path, Report(strict=True))
+    assert p.scalebar.length == 77 and round(p.beetles[0].length_cm, 4) == 1.4041
+    assert p.code == "A00000000002"

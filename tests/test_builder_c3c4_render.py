@@ -78,3 +78,49 @@ def test_render_many_same_bytes_for_one_and_two_processes(photos):
     two = render_many(specs, processes=2)
     assert one == two and one[0] == render(specs[0])
     assert Image.open(io.BytesIO(one[0])).size == cv.PAIR_CANVAS
+
+
+def test_fallback_embedder_is_deterministic_and_normalised(photos):
+    from builder.embed import ThumbHistEmbedder, get_embedder
+
+    emb = get_embedder("auto")  # no DINOv2 weights in the offline test cache -> the documented fallback
+    assert isinstance(emb, ThumbHistEmbedder) and emb.name.startswith("fallback:")
+    a, b = emb.embed_paths(photos), ThumbHistEmbedder().embed_paths(photos)
+    assert np.array_equal(a, b) and np.allclose(np.linalg.norm(a, axis=1), 1.0)
+    assert (a @ a.T)[0, 0] == pytest.approx(1.0) and (a @ a.T)[0, 1] < 0.999
+    with pytest.raises(ValueError, match="unknown embedder"):
+        get_embedder("clip")
+
+
+def test_count_stratification_balances_sparse_and_dense():
+    from builder.questions.c3 import N_STRATA, stratified
+
+    rng = np.random.default_rng(42)
+    counts = [int(c) for c in np.concatenate([np.full(900, 2), np.arange(3, 103)])]  # mostly sparse
+    items = list(range(len(counts)))
+    picked = stratified(items, counts, 100, rng)
+    assert len(picked) == 100 and picked == sorted(set(picked))
+    dense = sum(counts[i] > 2 for i in picked)
+    assert dense >= (N_STRATA - 1) * 100 // N_STRATA  # dense strata are not drowned by the sparse bulk
+    assert stratified(items[:50], counts[:50], 100, rng) == items[:50]
+
+
+@pytest.mark.slow
+def test_dinov2_embedder_code_path_with_a_tiny_offline_model(tmp_path, photos):
+    """The DINOv2 path (AutoModel + AutoImageProcessor, local files only) on a tiny random Dinov2 built offline."""
+    pytest.importorskip("torch")
+    from transformers import BitImageProcessor, Dinov2Config, Dinov2Model
+
+    from builder.embed import DinoV2Embedder
+
+    cfg = Dinov2Config(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, image_size=56
+    )
+    Dinov2Model(cfg).save_pretrained(tmp_path)
+    BitImageProcessor(size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56}).save_pretrained(
+        tmp_path
+    )
+    emb = DinoV2Embedder(str(tmp_path), batch_size=3)
+    a = emb.embed_paths(photos)
+    assert a.shape == (4, 32) and np.allclose(np.linalg.norm(a, axis=1), 1.0)
+    assert np.allclose(a, emb.embed_paths(photos))  # batches of 3 then 1: same vectors

@@ -314,6 +314,9 @@ def test_hostile_replies_are_counted_failures(resources):
     assert ts.metrics["parse_rate"] == pytest.approx(1 / 7)
     assert ts.metrics["em"] == 0.0
     assert ts.metrics["parse_status"] == {"echo": 1, "empty": 4, "ok": 1, "refusal": 1}
+    odd = make_table("c1.genus", "genus", [("Dryophytes", FROG)] * 3)
+    ts = score_task("c1.genus", odd, [5, "5", ["Dryophytes"]], resources)  # not text: recorded, no raise
+    assert ts.items["parse_status"] == ["not_text", "ok", "not_text"]
 
 
 def test_mcq_common_name(resources):
@@ -388,3 +391,18 @@ def test_rows_without_lineage_fall_back_to_the_gold_name(resources):
     bare = score_task("c1.genus", table.drop_columns(["c1", "question"]), replies, resources)
     assert bare.items["lca_height"] == [0, 2, 4]
     assert bare.metrics["gold_unresolved"] == 0
+
+
+def test_floor_prediction_reproduces_the_floor():
+    from biovqa.metrics.c1 import floor_prediction
+
+    items = [("Chordata", FROG)] * 3 + [("chordata.", FROG)] + [("Arthropoda", FROG)] * 3
+    table = make_table("c1.phylum", "phylum", items)
+    replies = floor_prediction("c1.phylum", table)
+    assert replies == ["Chordata"] * 7
+    m = score_task("c1.phylum", table, replies).metrics
+    assert m["em"] == m["floor"] == pytest.approx(4 / 7)
+    assert m["lift"] == 0.0
+    opts = [["B", "A", "C", "D"], ["A", "B", "C", "D"]]
+    mcq = make_table("c1.common_name_mcq", "common_name", [("A", FROG), ("A", FROG)], options=opts)
+    assert floor_prediction("c1.common_name_mcq", mcq) == ["B", "A"]

@@ -99,6 +99,10 @@ def test_species_rank_keeps_the_last_word():
     assert parse_answer("The species epithet is cinereus.", "species").value == "cinereus"
     assert parse_answer("Hyla cinerea", "species").value == "cinerea"
     assert parse_answer("Dryophytes cinereus", "scientific_name").value == "dryophytes cinereus"
+    # words split on whitespace before punctuation folds: a hyphenated epithet stays one word
+    assert parse_answer("Polygonia c-album", "species").value == normalize_name("c-album") == "c album"
+    assert parse_answer("cinereus (species epithet)", "species").value == "cinereus"
+    assert parse_answer("I am not sure", "species").status == "refusal"
 
 
 def test_parse_open_text_reads_rank_and_question_from_the_row():

@@ -9,7 +9,7 @@ import pytest
 from c2_rows import mcq_row, open_row, table
 
 from biovqa.metrics import score_task as dispatch_score_task
-from biovqa.metrics.c2 import build_kernels, reduce, score_items, score_task
+from biovqa.metrics.c2 import build_kernels, open_answer, reduce, score_items, score_task
 from biovqa.metrics.c2.cags import bootstrap_ci, cags, chance_baseline, sample_chance_pool, severity
 from biovqa.metrics.c2.kernels import KernelSet
 from biovqa.metrics.common import merge_stats
@@ -75,10 +75,11 @@ def test_parse_failure_scores_zero_similarity_and_counts_as_wrong():
     assert it["parse_ok"] == [False, False, True]
     assert it["parse_status"][:2] == ["empty", "refusal"]
     assert it["s"][:2] == [0.0, 0.0]
-    b = it["b"][0]
-    assert it["cags"][0] == pytest.approx(-b / (1 - b))
+    # "assign a score of zero": the failure contributes 0 to the headline, 1 to severity
+    assert it["cags"][:2] == [0.0, 0.0] and it["score"][:2] == [0.0, 0.0]
     assert m["parse_rate"] == pytest.approx(1 / 3)
-    assert m["severity"] == pytest.approx(1 / (1 - b))
+    assert m["severity"] == pytest.approx(1.0)
+    assert m["headline"] == pytest.approx(1 / 3) and m["gs_raw"] == pytest.approx(1 / 3)
 
 
 def test_mismatch_and_choose_a_rates():
@@ -103,6 +104,21 @@ def test_bad_rows_are_reported_not_dropped():
     assert res.items["parse_status"][1:] == ["invalid_row", "invalid_row"]
     assert res.items["score"][1:] == [None, None]
     assert m["headline"] == 1.0
+
+
+def test_row_of_another_task_is_invalid():
+    rows = wing_rows(2)
+    res = score_task("c2.naming", table(rows), ["A", "A"])
+    assert res.metrics["n_invalid"] == 2
+    assert "not part of task" in res.metrics["invalid_rows"][0]
+
+
+def test_family_routing_disagreement_is_counted():
+    rows = wing_rows(2)
+    rows[0]["question"] = "What is the body part of this bird marked with the red dot? Options: (A) blue"
+    res = score_task("c2.morphology", table(rows), ["A", "A"])
+    assert res.metrics["route_mismatch"] == 1
+    assert res.metrics["per_family"]["attr_bare_value"]["route_mismatch"] == 1
 
 
 def test_length_mismatch_raises():
@@ -268,12 +284,14 @@ def test_additive_statistics_merge_equals_whole():
     rows = wing_rows(40) + naming_rows()
     rng = np.random.default_rng(42)
     replies = [str(rng.choice(["A", "B", "(C) green", "yellow", "nonsense"])) for _ in rows]
-    whole = score_task("c2.morphology", table(rows), replies)
+    # "c2" (the whole component) is not a registry task: every family is accepted
+    whole = score_task("c2", table(rows), replies)
+    assert whole.metrics["n_invalid"] == 0 and set(whole.metrics["per_category"]) == {"morphology", "naming"}
     k = build_kernels(table(rows))
-    _, s1 = score_items("c2.morphology", table(rows[:20]), replies[:20], k)
-    _, s2 = score_items("c2.morphology", table(rows[20:]), replies[20:], k)
-    merged = reduce("c2.morphology", merge_stats(s1, s2))
-    for key in ("headline", "gs_raw", "em", "severity", "parse_rate", "choose_a_rate", "n"):
+    _, s1 = score_items("c2", table(rows[:20]), replies[:20], k)
+    _, s2 = score_items("c2", table(rows[20:]), replies[20:], k)
+    merged = reduce("c2", merge_stats(s1, s2))
+    for key in ("headline", "gs_raw", "em", "severity", "parse_rate", "choose_a_rate", "n", "em_open"):
         assert merged[key] == pytest.approx(whole.metrics[key]), key
     assert merged["cags_ci_low"] == pytest.approx(whole.metrics["cags_ci_low"])
     assert merged["per_family"]["attr_bare_value"] == pytest.approx(
@@ -300,3 +318,52 @@ def test_bootstrap_ci_large_n_agrees_with_exact_item_bootstrap():
     # different random streams: agree to Monte-Carlo precision of 1000 resamples
     assert lo == pytest.approx(elo, abs=1.5e-3) and hi == pytest.approx(ehi, abs=1.5e-3)
     assert bootstrap_ci(v) == (lo, hi)
+
+
+@pytest.mark.parametrize(
+    "reply,expected",
+    [
+        ("California Gull (Larus californicus)", "california gull"),
+        ("The common name is California Gull.", "california gull"),
+        ("*Larus californicus*", "larus californicus"),
+        ("It is a Western Gull", "western gull"),
+        ("Sure!\nCalifornia Gull", "california gull"),
+        ("Here is the answer:\nLarus", "larus"),
+        ("Larus\nI am confident because of the red bill spot.", "larus"),
+        ("Gray Catbird", "grey catbird"),
+    ],
+)
+def test_open_answer_extraction(reply, expected):
+    assert open_answer(reply) == (expected, "ok")
+
+
+@pytest.mark.parametrize("reply", [None, "", "  \n ", 7])
+def test_open_answer_empty(reply):
+    assert open_answer(reply) == ("", "empty")
+
+
+def test_open_answer_bounded_on_megabyte_reply():
+    ans, status = open_answer("Larus " * 300_000)
+    assert status == "ok" and len(ans) <= 256
+
+
+def test_per_family_and_category_intervals_for_multi_family_task():
+    rows = naming_rows()
+    res = score_task("c2.naming", table(rows), [r["answer"] for r in rows])
+    for fam, row in res.metrics["per_family"].items():
+        assert row["cags"] == pytest.approx(1.0), fam
+        assert row["cags_ci_low"] == pytest.approx(1.0) and row["cags_ci_high"] == pytest.approx(1.0)
+    assert res.metrics["per_category"]["naming"]["cags_ci_low"] == res.metrics["cags_ci_low"]
+
+
+def test_empty_task():
+    res = score_task("c2.naming", table([]), [])
+    assert res.metrics["n"] == 0 and math.isnan(res.metrics["headline"]) and res.items["score"] == []
+
+
+def test_options_parsed_from_question_when_column_empty():
+    row = wing_rows(1)[0]
+    row["options"], row["answer_index"] = [], -1
+    res = score_task("c2.morphology", table([row]), ["(B) purple"])
+    assert res.items["parsed"] == ["purple"] and res.items["s"][0] == pytest.approx(0.498, abs=5e-4)
+    assert res.metrics["route_mismatch"] == 0

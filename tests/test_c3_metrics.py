@@ -453,3 +453,27 @@ def test_all_unparsed_gives_nan_not_an_error():
     lt, _ = DEMO["c3.localization"]
     ml = c3.score_task("c3.localization", lt, [""] * lt.num_rows).metrics
     assert ml["mean_iou"] == 0.0 and math.isnan(ml["floor"])
+
+
+def test_builder_records_score_end_to_end(tmp_path):
+    """The builder's C3 records (synthetic miniature) score through the Contract-4 dispatcher: gold
+    replies are perfect, floor replies reproduce the floor."""
+    from collections import defaultdict
+
+    from c3c4_helpers import build_miniature
+
+    from biovqa.metrics import score_task
+    from builder.questions import c3 as c3_questions
+
+    roots, manifests = build_miniature(tmp_path)
+    by_task = defaultdict(list)
+    for rec, _ in c3_questions.items(manifests, roots):
+        by_task[rec["task"]].append({**rec, "image": None})
+    assert set(by_task) == set(c3.TASKS)
+    for task, recs in by_task.items():
+        table = pa.Table.from_pylist(recs, schema=QUESTION_SCHEMA).drop_columns(["image"])
+        gold = score_task(task, table, [r["answer"] for r in recs]).metrics
+        assert gold["n_invalid"] == 0 and gold["parse_rate"] == 1.0, task
+        assert gold["headline"] == pytest.approx(1.0, abs=1e-3), task
+        floor = score_task(task, table, c3.floor_prediction(task, table)).metrics
+        assert floor["headline"] == pytest.approx(gold["floor"], abs=1e-12), task

@@ -68,6 +68,7 @@ def test_integer_accepts(reply, value):
         ("", "empty"),
         (None, "empty"),
         ("   ", "empty"),
+        ("9" * 40, "too_large"),
     ],
 )
 def test_integer_failures(reply, status):
@@ -100,6 +101,7 @@ def test_number_cm_accepts(reply, value):
         ("-0.5 cm", "non_positive"),
         ("0 cm", "non_positive"),
         ("a few cm", "no_number"),
+        ("1" * 400 + " cm", "not_finite"),
     ],
 )
 def test_number_cm_failures(reply, status):
@@ -126,7 +128,18 @@ def test_box_accepts_raw_numbers(reply, value, detail):
     assert p.ok and p.value == tuple(float(v) for v in value) and p.detail == detail
 
 
-@pytest.mark.parametrize("reply", ["The zebra is in the center", "1 2 3", "", None, "[a, b, c, d]"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The zebra is in the center",
+        "1 2 3",
+        "",
+        None,
+        "[a, b, c, d]",
+        "[1e999, 2, 3, 4]",
+        "x=1e999 y=1 w=2 h=3",
+    ],
+)
 def test_box_failures(reply):
     p = parse_box(reply)
     assert not p.ok and p.status in ("no_box", "empty")
@@ -207,6 +220,9 @@ def test_direction_not_offered_is_failure():
         ("The top-right image", "B"),
         ("The one in the bottom left.", "C"),
         ("Image A has 3, Image B has 10, so the answer is Image B", "B"),
+        ("I choose A", "A"),
+        ("The answer is A.", "A"),
+        ("My answer: C", "C"),
     ],
 )
 def test_choice_accepts(reply, value):
@@ -219,6 +235,7 @@ def test_choice_colour_hints_and_failures():
     assert parse_choice_abcd("green", RDST_ROW).value == "C"
     assert parse_choice_abcd("Image A or Image B", RCNT_ROW).status == "ambiguous"
     assert parse_choice_abcd("A beetle is shown", RCNT_ROW).status == "no_choice"
+    assert parse_choice_abcd("The answer is a guess", RCNT_ROW).status == "no_choice"
     assert parse_choice_abcd("I cannot tell", RCNT_ROW).status == "no_choice"
 
 
@@ -279,6 +296,13 @@ def test_hostile_replies_never_raise_and_stay_fast(form):
         if not p.ok:
             assert p.value is None and p.status
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_non_text_reply_is_a_recorded_failure(form):
+    for reply in (12345, b"7", ["A"], 3.5):
+        p = parse(form, reply, RCNT_ROW)
+        assert not p.ok and p.status == "not_text"
 
 
 def test_dispatcher_reaches_every_c3_parser():

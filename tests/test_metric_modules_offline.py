@@ -164,3 +164,101 @@ def test_cags_module_gives_the_same_numbers_as_the_scorer(evaluate_mod):
     assert got["cags"] == pytest.approx(direct["headline"])
     assert got["exact_match"] == pytest.approx(direct["em"])
     assert got["gs_raw"] == pytest.approx(direct["gs_raw"])
+
+
+def test_cags_card_worked_example(evaluate_mod):
+    """README example: size small / medium / very large against gold medium -> cags .25, 1, -.5 (mean .25)."""
+    c2 = pytest.importorskip("biovqa.metrics.c2")
+    if not hasattr(c2, "score_task"):
+        pytest.skip("C2 scorer not available yet")
+    module = evaluate_mod.load(str(CARDS / "cags"), "items")
+    opts = ["small", "medium", "large", "very large"]
+    got = module.compute(
+        predictions=["(A) small", "(B) medium", "(D) very large"],
+        references=["medium"] * 3,
+        options=[opts] * 3,
+        family=["attr_bare_value"] * 3,
+        item=[json.dumps({"c2": {"property": "size"}})] * 3,
+    )
+    assert got["cags"] == pytest.approx((0.25 + 1.0 - 0.5) / 3)
+    assert got["exact_match"] == pytest.approx(1 / 3)
+    assert got["gs_raw"] == pytest.approx((0.75 + 1.0 + 0.5) / 3)
+
+
+_FROGS = [
+    {"kingdom": "Animalia", "phylum": "Chordata", "class": "Amphibia", "order": "Anura", "family": "Hylidae",
+     "genus": "Dryophytes", "species": "cinereus", "scientific_name": "Dryophytes cinereus"},
+    {"kingdom": "Animalia", "phylum": "Chordata", "class": "Amphibia", "order": "Anura", "family": "Hylidae",
+     "genus": "Dryophytes", "species": "gratiosus", "scientific_name": "Dryophytes gratiosus"},
+    {"kingdom": "Animalia", "phylum": "Chordata", "class": "Amphibia", "order": "Anura", "family": "Bufonidae",
+     "genus": "Anaxyrus", "species": "americanus", "scientific_name": "Anaxyrus americanus"},
+    {"kingdom": "Animalia", "phylum": "Chordata", "class": "Mammalia", "order": "Rodentia", "family": "Muridae",
+     "genus": "Mus", "species": "musculus", "scientific_name": "Mus musculus"},
+]  # fmt: skip
+
+
+def test_c1_module_gives_the_same_numbers_as_the_scorer(evaluate_mod, tmp_path):
+    taxonomy = pytest.importorskip("biovqa.taxonomy")
+    c1 = pytest.importorskip("biovqa.metrics.c1")
+    if not hasattr(c1, "score_task"):
+        pytest.skip("C1 scorer not available yet")
+    from biovqa.metrics.bridge import score_records
+
+    tax = taxonomy.Taxonomy.from_lineages(_FROGS)
+    syn = taxonomy.SynonymMap([("hyla cinerea", "dryophytes cinereus")], normalize=True)
+    taxonomy.save_resources(tmp_path, tax, syn)
+    gold = _FROGS[0]
+    replies = [
+        "Dryophytes cinereus",
+        "Hyla cinerea",
+        "Dryophytes gratiosus",
+        "Anaxyrus americanus",
+        "Mus musculus",
+    ]
+    items = [json.dumps({"c1": gold})] * len(replies)
+    module = evaluate_mod.load(str(CARDS / "bio_vqa_c1"))
+    got = module.compute(
+        predictions=replies,
+        references=[gold["scientific_name"]] * len(replies),
+        rank=["scientific_name"] * len(replies),
+        item=items,
+        resources_dir=str(tmp_path),
+    )
+    records = [{"answer": gold["scientific_name"], "family": "scientific_name", "task": "c1.scientific_name",
+                "c1": gold} for _ in replies]  # fmt: skip
+    direct = score_records("c1", records, replies, taxonomy.load_resources(tmp_path))
+    m = direct.tasks["c1.scientific_name"].metrics
+    for key in ("em", "em_soft", "wup", "lin", "parse_rate"):
+        assert got[key] == pytest.approx(m[key]), key
+    assert got["em"] == pytest.approx(1 / 5)
+    assert got["em_soft"] == pytest.approx(2 / 5)  # the synonym Hyla cinerea is accepted
+    with pytest.raises(ValueError, match="resources_dir"):
+        module.compute(predictions=["x"], references=["y"], rank=["genus"], item=["{}"])
+
+
+def test_c3_module_gives_the_same_numbers_as_the_scorer(evaluate_mod):
+    c3 = pytest.importorskip("biovqa.metrics.c3")
+    if not hasattr(c3, "score_task"):
+        pytest.skip("C3 scorer not available yet")
+    from biovqa.metrics.bridge import score_records
+
+    golds = [3, 7, 12, 5, 9, 0]
+    replies = ["3", "There are 8 beetles.", "12", "many", "10", "0"]
+    records = [
+        {"answer": str(g), "task": "c3.counting",
+         "c3": {"corpus": "neon_beetles", "tier": "single", "counts": [g], "target_panel": 0,
+                "gold_value": float(g), "plate_id": f"p{i // 2}"}}
+        for i, g in enumerate(golds)
+    ]  # fmt: skip
+    direct = score_records("c3", [dict(r) for r in records], replies).tasks["c3.counting"].metrics
+    module = evaluate_mod.load(str(CARDS / "bio_vqa_c3"))
+    got = module.compute(
+        predictions=replies,
+        references=[r["answer"] for r in records],
+        task=[r["task"] for r in records],
+        item=[json.dumps({"c3": r["c3"]}) for r in records],
+    )
+    assert got["n"] == 6
+    for key in ("headline", "floor", "lift", "parse_rate"):
+        assert got[key] == pytest.approx(direct[key], nan_ok=True), key
+    assert got["headline_metric"] == direct["headline_metric"] == "cas"

@@ -7,9 +7,9 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import tiny_vlms
 from PIL import Image
 
-import tiny_vlms
 from biovqa.data import MissingImagesError, attach_image_ref, attach_images, decode_image, load_questions
 from biovqa.schema import QUESTION_SCHEMA
 from biovqa.sources import load_sources
@@ -56,7 +56,9 @@ def test_attach_resolves_cub_file_treeoflife_file_and_bgr_shard(ds):
     table = load_questions(folder, "lite")
     got = attach_images(table, sources, verify_sha256=True)
     assert got.excluded == []
-    images = dict(zip(got.table.column("qid").to_pylist(), got.table.column("image").to_pylist(), strict=True))
+    images = dict(
+        zip(got.table.column("qid").to_pylist(), got.table.column("image").to_pylist(), strict=True)
+    )
     assert all(im and im["bytes"] for im in images.values())
     shard_img = decode_image(images["c1.phylum/synth/0901"]["bytes"])
     assert shard_img.size == (30, 20)
@@ -105,5 +107,7 @@ def test_decode_caps_the_long_side():
     buf = io.BytesIO()
     Image.new("RGB", (400, 100)).save(buf, format="PNG")
     assert decode_image(buf.getvalue(), max_side=200).size == (200, 50)
-    with pytest.raises(Exception):
+    from PIL import UnidentifiedImageError
+
+    with pytest.raises(UnidentifiedImageError):
         decode_image(b"not an image")

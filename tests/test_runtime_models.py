@@ -5,12 +5,23 @@ from __future__ import annotations
 import json
 
 import pytest
-
 import tiny_vlms
+
 from biovqa.models.base import ModelNotAvailable
 from biovqa.run.runner import EvalSettings, run_eval
 
 CORRUPT = "c3.counting/synth/0002"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models gain nothing from threads, and OpenMP spin-waits crawl when the CPUs are shared."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +39,15 @@ def models(tmp_path_factory):
 def _run(model, ds, out, **kw):
     folder, sources = ds
     kw.setdefault("max_new_tokens", 8)  # tiny random models rarely stop: keep generation short
-    settings = EvalSettings(model=str(model), dataset=str(folder), out=str(out), sources=str(sources) and str(sources),
-                            progress=False, score=False, **kw)
+    settings = EvalSettings(
+        model=str(model),
+        dataset=str(folder),
+        out=str(out),
+        sources=str(sources) and str(sources),
+        progress=False,
+        score=False,
+        **kw,
+    )
     return run_eval(settings)
 
 
@@ -75,7 +93,9 @@ def test_resume_in_process_skips_answered_items(models, ds, tmp_path):
 
 def test_floor_model_needs_no_weights_and_no_sources(ds, tmp_path):
     folder, _ = ds
-    r = run_eval(EvalSettings(model="floor", dataset=str(folder), out=str(tmp_path), progress=False, score=False))
+    r = run_eval(
+        EvalSettings(model="floor", dataset=str(folder), out=str(tmp_path), progress=False, score=False)
+    )
     by_q = {x["qid"]: x["response"] for x in _lines(r)}
     assert {by_q[q] for q in by_q if q.startswith("c4.")} == {"Yes"}
     assert {by_q[q] for q in by_q if q.startswith("c1.")} == {"Chordata"}  # modal gold of the task
@@ -122,3 +142,17 @@ def test_wrapper_reaches_the_prompt(models, ds, tmp_path, monkeypatch):
     assert json.loads((r.run_dir / "run.json").read_text())["max_new_tokens"]["c1.phylum"] == 15
     assert all(0 < x["tokens_out"] <= 15 for x in _lines(r) if x["qid"].startswith("c1."))  # §K.1 cap
     assert all(("<|system|>You are a precise taxonomy expert" in t) == (c == "c1") for c, t in captured)
+
+
+def test_systematic_generation_failure_stops_before_writing(models, ds, tmp_path, monkeypatch):
+    from biovqa.models import hf
+
+    def broken(self, requests):
+        raise RuntimeError("processor exploded")
+
+    monkeypatch.setattr(hf.HFBackend, "_generate", broken)
+    with pytest.raises(
+        RuntimeError, match="first batch failed, nothing was written: generation failed.*exploded"
+    ):
+        _run(models["llava"], ds, tmp_path, batch_size=4)
+    assert list(tmp_path.glob("*/predictions/rank-0/shard-*.jsonl")) == []

@@ -29,7 +29,9 @@ def test_torn_tmp_and_bad_lines_are_ignored_and_reported(tmp_path, capsys):
     store.writer(0).append([_rec("a")])
     rank = tmp_path / "predictions" / "rank-0"
     (rank / ".shard-000001.jsonl.tmp").write_text('{"qid": "b", "resp')  # killed mid-write
-    (rank / "shard-000002.jsonl").write_text('{"qid": "c"}\n{"qid": "d", "resp\n{"qid": "a", "response": "dup"}\n')
+    (rank / "shard-000002.jsonl").write_text(
+        '{"qid": "c"}\n{"qid": "d", "resp\n{"qid": "a", "response": "dup"}\n'
+    )
     recs = store.read()
     assert sorted(recs) == ["a", "c"] and recs["a"]["response"] == "x"
     assert any("shard-000002.jsonl:2: bad prediction line" in w for w in store.warnings)

@@ -137,6 +137,12 @@ def test_run_directory_matches_plain_jsonl(dataset, tmp_path):
         tmp_path / "plain.jsonl", [{"qid": r["qid"], "response": r["response"]} for r in recs]
     )
     r1 = scoring.score(folder, "c4", run, tmp_path / "o1")
+    # an `biovqa eval --out` folder holding one cache-key run folder is accepted too
+    outer = tmp_path / "evalout"
+    outer.mkdir()
+    run.rename(outer / "0123456789ab")
+    r3 = scoring.score(folder, "c4", outer, tmp_path / "o3")
+    assert r3.scorecard == r1.scorecard
     r2 = scoring.score(folder, "c4", plain, tmp_path / "o2")
     assert r1.scorecard == r2.scorecard
     assert "tiny-llava" in (tmp_path / "o1" / "scorecard.md").read_text()
@@ -229,3 +235,28 @@ def test_cli_score_command(dataset, tmp_path):
         ["score", str(pfile), "--dataset", str(tmp_path / "nowhere"), "--config", "c4", "--out", str(out)],
     )
     assert bad.exit_code == 2
+
+
+def test_hub_id_offline_fails_fast_with_a_clear_message(tmp_path):
+    pfile = write_jsonl(tmp_path / "p.jsonl", [])
+    with pytest.raises(FileNotFoundError, match="someowner/bio-vqa"):
+        scoring.score("someowner/bio-vqa", "c4", pfile, tmp_path / "o")
+
+
+def test_unloadable_c1_resources_fail_the_c1_tasks_not_the_run(tmp_path):
+    rows = make_dataset(tmp_path / "hub", n_per=2)
+    r = empty_record()
+    r.update(qid="c1.genus/treeoflife/0001", component="c1", task="c1.genus", family="genus", answer="Mus")
+    r.update(answer_form="open_text", question="What is the genus?", image={"bytes": b"x", "path": None})
+    r["c1"] = {"kingdom": "Animalia", "phylum": "Chordata", "genus": "Mus", "species": "musculus"}
+    pq.write_table(
+        pa.Table.from_pylist([r], schema=QUESTION_SCHEMA),
+        tmp_path / "hub" / "data" / "c4" / "test-00002-of-00002.parquet",
+    )
+    (tmp_path / "hub" / "resources").mkdir()
+    (tmp_path / "hub" / "resources" / "taxonomy.parquet").write_bytes(b"not parquet")
+    recs = [{"qid": x["qid"], "response": "Yes"} for x in rows] + [{"qid": r["qid"], "response": "Mus"}]
+    result = scoring.score(tmp_path / "hub", "c4", write_jsonl(tmp_path / "p.jsonl", recs), tmp_path / "out")
+    assert "C1 resources unusable" in result.scorecard["c1.genus"]["error"]
+    assert "c1_resources_error" in result.summary
+    assert result.scorecard["c4.random"]["headline"] is not None

@@ -39,7 +39,9 @@ _CORPUS = [
     "Provide bounding box coordinates [x, y, width, height] 1240 88 540 410 frontleft backright cm",
 ]
 
-_TEXT = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128)
+_TEXT = dict(
+    hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128
+)
 
 
 def _tokenizer(extra_specials: list[str], extra_attrs: dict | None = None, vocab_size: int = 400):
@@ -96,8 +98,13 @@ def build_llava(out: str | Path, seed: int = 0, hidden: int = 64, layers: int = 
     text = dict(_TEXT, hidden_size=hidden, num_hidden_layers=layers, intermediate_size=2 * hidden)
     config = LlavaConfig(
         vision_config=CLIPVisionConfig(
-            hidden_size=32, image_size=30, patch_size=6, num_hidden_layers=2, num_attention_heads=2,
-            intermediate_size=64, projection_dim=32,
+            hidden_size=32,
+            image_size=30,
+            patch_size=6,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            projection_dim=32,
         ),
         text_config=dict(model_type="llama", vocab_size=len(tok), **text),
         image_token_id=tok.convert_tokens_to_ids("<image>"),
@@ -108,8 +115,12 @@ def build_llava(out: str | Path, seed: int = 0, hidden: int = 64, layers: int = 
     model = LlavaForConditionalGeneration(config).eval()
     ip = LlavaImageProcessorPil(size={"shortest_edge": 30}, crop_size={"height": 30, "width": 30})
     proc = LlavaProcessor(
-        image_processor=ip, tokenizer=tok, patch_size=6, vision_feature_select_strategy="default",
-        num_additional_image_tokens=1, chat_template=_template("<image>"),
+        image_processor=ip,
+        tokenizer=tok,
+        patch_size=6,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=_template("<image>"),
     )
     return _finish(model, proc, tok, Path(out), seed)
 
@@ -128,8 +139,13 @@ def build_llava_next(out: str | Path, seed: int = 0) -> Path:
     pinpoints = [[30, 30], [30, 60], [60, 30], [60, 60]]
     config = LlavaNextConfig(
         vision_config=CLIPVisionConfig(
-            hidden_size=32, image_size=30, patch_size=6, num_hidden_layers=2, num_attention_heads=2,
-            intermediate_size=64, projection_dim=32,
+            hidden_size=32,
+            image_size=30,
+            patch_size=6,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            projection_dim=32,
         ),
         text_config=dict(model_type="llama", vocab_size=len(tok), **_TEXT),
         image_token_id=tok.convert_tokens_to_ids("<image>"),
@@ -143,8 +159,12 @@ def build_llava_next(out: str | Path, seed: int = 0) -> Path:
         size={"shortest_edge": 30}, crop_size={"height": 30, "width": 30}, image_grid_pinpoints=pinpoints
     )
     proc = LlavaNextProcessor(
-        image_processor=ip, tokenizer=tok, patch_size=6, vision_feature_select_strategy="default",
-        num_additional_image_tokens=1, chat_template=_template("<image>"),
+        image_processor=ip,
+        tokenizer=tok,
+        patch_size=6,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=_template("<image>"),
     )
     return _finish(model, proc, tok, Path(out), seed)
 
@@ -154,14 +174,22 @@ def build_gemma3(out: str | Path, seed: int = 0) -> Path:
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3Processor, SiglipVisionConfig
     from transformers.models.gemma3.image_processing_pil_gemma3 import Gemma3ImageProcessorPil
 
-    specials = {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>", "eoi_token": "<end_of_image>"}
+    specials = {
+        "image_token": "<image_soft_token>",
+        "boi_token": "<start_of_image>",
+        "eoi_token": "<end_of_image>",
+    }
     tok = _tokenizer(list(specials.values()), extra_attrs=specials)
     config = Gemma3Config(
         text_config=dict(
             vocab_size=len(tok), head_dim=16, query_pre_attn_scalar=16, sliding_window=64, **_TEXT
         ),
         vision_config=SiglipVisionConfig(
-            hidden_size=32, image_size=32, patch_size=8, num_hidden_layers=2, num_attention_heads=2,
+            hidden_size=32,
+            image_size=32,
+            patch_size=8,
+            num_hidden_layers=2,
+            num_attention_heads=2,
             intermediate_size=64,
         ),
         mm_tokens_per_image=4,
@@ -187,7 +215,11 @@ def build_idefics3(out: str | Path, seed: int = 0) -> Path:
     tok = _tokenizer(["<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>"])
     config = Idefics3Config(
         vision_config=Idefics3VisionConfig(
-            hidden_size=32, image_size=32, patch_size=8, num_hidden_layers=2, num_attention_heads=2,
+            hidden_size=32,
+            image_size=32,
+            patch_size=8,
+            num_hidden_layers=2,
+            num_attention_heads=2,
             intermediate_size=64,
         ),
         text_config=dict(model_type="llama", vocab_size=len(tok), **_TEXT),
@@ -199,7 +231,9 @@ def build_idefics3(out: str | Path, seed: int = 0) -> Path:
     ip = Idefics3ImageProcessorPil(
         size={"longest_edge": 32}, max_image_size={"longest_edge": 32}, do_image_splitting=False
     )
-    proc = Idefics3Processor(image_processor=ip, tokenizer=tok, image_seq_len=4, chat_template=_template("<image>"))
+    proc = Idefics3Processor(
+        image_processor=ip, tokenizer=tok, image_seq_len=4, chat_template=_template("<image>")
+    )
     return _finish(model, proc, tok, Path(out), seed)
 
 
@@ -212,8 +246,11 @@ def _qwen_shim():
         def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
             kwargs.pop("video_processor", None)
             super().__init__(
-                image_processor=image_processor, tokenizer=tokenizer, video_processor=None,
-                chat_template=chat_template, **kwargs,
+                image_processor=image_processor,
+                tokenizer=tokenizer,
+                video_processor=None,
+                chat_template=chat_template,
+                **kwargs,
             )
 
     AutoProcessor.register(Qwen2_5_VLConfig, ImageOnlyQwen2_5_VLProcessor, exist_ok=True)
@@ -225,7 +262,9 @@ def register_qwen_shim() -> None:
     _qwen_shim()
 
 
-def build_qwen2_5_vl(out: str | Path, seed: int = 0, text: dict | None = None, vision: dict | None = None) -> Path:
+def build_qwen2_5_vl(
+    out: str | Path, seed: int = 0, text: dict | None = None, vision: dict | None = None
+) -> Path:
     """Tiny Qwen2.5-VL with the image-only processor shim (``text``/``vision`` override config values)."""
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
@@ -243,8 +282,16 @@ def build_qwen2_5_vl(out: str | Path, seed: int = 0, text: dict | None = None, v
     )
     text_cfg.update(text or {})
     vision_cfg = dict(
-        depth=2, hidden_size=32, out_hidden_size=text_cfg["hidden_size"], intermediate_size=64, num_heads=2,
-        window_size=56, fullatt_block_indexes=[1], patch_size=14, spatial_merge_size=2, temporal_patch_size=2,
+        depth=2,
+        hidden_size=32,
+        out_hidden_size=text_cfg["hidden_size"],
+        intermediate_size=64,
+        num_heads=2,
+        window_size=56,
+        fullatt_block_indexes=[1],
+        patch_size=14,
+        spatial_merge_size=2,
+        temporal_patch_size=2,
     )
     vision_cfg.update(vision or {})
     config = Qwen2_5_VLConfig(
@@ -259,7 +306,9 @@ def build_qwen2_5_vl(out: str | Path, seed: int = 0, text: dict | None = None, v
     model = Qwen2_5_VLForConditionalGeneration(config).eval()
     ip = Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16)
     proc = shim(
-        image_processor=ip, tokenizer=tok, chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>")
+        image_processor=ip,
+        tokenizer=tok,
+        chat_template=_template("<|vision_start|><|image_pad|><|vision_end|>"),
     )
     return _finish(model, proc, tok, Path(out), seed)
 
@@ -288,7 +337,9 @@ def _png(size: tuple[int, int], color: tuple[int, int, int]) -> bytes:
     from PIL import Image, ImageDraw
 
     img = Image.new("RGB", size, color)
-    ImageDraw.Draw(img).rectangle([size[0] // 4, size[1] // 4, size[0] // 2, size[1] // 2], fill=(255 - color[0], 90, 30))
+    ImageDraw.Draw(img).rectangle(
+        [size[0] // 4, size[1] // 4, size[0] // 2, size[1] // 2], fill=(255 - color[0], 90, 30)
+    )
     buf = io.BytesIO()
     img.save(buf, format="PNG")
     return buf.getvalue()
@@ -316,15 +367,27 @@ def make_question_folder(
         rec = empty_record()
         component = task.split(".")[0]
         rec.update(
-            qid=f"{task}/synth/{i:04d}", component=component, task=task, family=family or task.split(".")[1],
-            source="synth", question=question, instruction=instruction, options=list(options), answer=answer,
+            qid=f"{task}/synth/{i:04d}",
+            component=component,
+            task=task,
+            family=family or task.split(".")[1],
+            source="synth",
+            question=question,
+            instruction=instruction,
+            options=list(options),
+            answer=answer,
             answer_form=form,
         )
         if image is not None:
             rec["image"] = {"bytes": image, "path": None}
         rec["image_ref"] = ref
         if component == "c3":
-            rec["c3"] = {"corpus": "synth", "counts": [i % 5], "gold_value": float(i % 5), "object_type": "blob"}
+            rec["c3"] = {
+                "corpus": "synth",
+                "counts": [i % 5],
+                "gold_value": float(i % 5),
+                "object_type": "blob",
+            }
         if component == "c4":
             rec["c4"] = {"catalog": "synth", "same": bool(i % 2), "condition": "random"}
         rows.append(rec)
@@ -332,16 +395,46 @@ def make_question_folder(
     colors = [(200, 30, 30), (30, 200, 30), (30, 30, 200), (200, 200, 30), (90, 90, 90)]
     for i in range(per_task):
         c = colors[i % len(colors)]
-        add("c2.morphology", "mcq_lettered",
-            prompts.c2_question("attr_bare_value", part="wing", property="color", options=["red", "green", "blue"]),
-            prompts.c2_instruction("attr_bare_value"), "red", i, options=["red", "green", "blue"],
-            image=_png((40 + 8 * i, 32 + 4 * i), c), family="attr_bare_value")
-        add("c3.counting", "integer", prompts.c3_question("counting", animals="blobs"),
-            prompts.c3_instruction("counting"), str(i % 5), i, image=_png((48, 48 + 6 * i), c))
-        add("c4.random", "yes_no", prompts.C4_QUESTION, prompts.C4_INSTRUCTION, "Yes" if i % 2 else "No", i,
-            image=_png((64, 32), c))
-        add("c1.phylum", "open_text", prompts.c1_question("phylum", "animal", i % 5), prompts.c1_instruction("phylum"),
-            ["Chordata", "Arthropoda", "Chordata"][i % 3], i, image=_png((36, 36), c))
+        add(
+            "c2.morphology",
+            "mcq_lettered",
+            prompts.c2_question(
+                "attr_bare_value", part="wing", property="color", options=["red", "green", "blue"]
+            ),
+            prompts.c2_instruction("attr_bare_value"),
+            "red",
+            i,
+            options=["red", "green", "blue"],
+            image=_png((40 + 8 * i, 32 + 4 * i), c),
+            family="attr_bare_value",
+        )
+        add(
+            "c3.counting",
+            "integer",
+            prompts.c3_question("counting", animals="blobs"),
+            prompts.c3_instruction("counting"),
+            str(i % 5),
+            i,
+            image=_png((48, 48 + 6 * i), c),
+        )
+        add(
+            "c4.random",
+            "yes_no",
+            prompts.C4_QUESTION,
+            prompts.C4_INSTRUCTION,
+            "Yes" if i % 2 else "No",
+            i,
+            image=_png((64, 32), c),
+        )
+        add(
+            "c1.phylum",
+            "open_text",
+            prompts.c1_question("phylum", "animal", i % 5),
+            prompts.c1_instruction("phylum"),
+            ["Chordata", "Arthropoda", "Chordata"][i % 3],
+            i,
+            image=_png((36, 36), c),
+        )
     for qid in corrupt_qids:
         for r in rows:
             if r["qid"] == qid:
@@ -367,20 +460,52 @@ def make_question_folder(
         )
 
         def ref(source, rid, data):
-            return {"source": source, "id": rid, "sha256": hashlib.sha256(data).hexdigest(), "width": 0, "height": 0}
+            return {
+                "source": source,
+                "id": rid,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "width": 0,
+                "height": 0,
+            }
 
-        add("c2.morphology", "mcq_lettered",
-            prompts.c2_question("attr_bare_value", part="wing", property="color", options=["brown", "green", "blue"]),
-            prompts.c2_instruction("attr_bare_value"), "brown", 900, options=["brown", "green", "blue"],
-            ref=ref("cub", "001.Bird/Bird_0001.jpg", cub_file.read_bytes()), family="attr_bare_value")
-        add("c1.phylum", "open_text", prompts.c1_question("phylum", "plant", 1), prompts.c1_instruction("phylum"),
-            "Tracheophyta", 900, ref=ref("treeoflife", "uuid-file-1", tol_file.read_bytes()))
-        add("c1.phylum", "open_text", prompts.c1_question("phylum", "animal", 2), prompts.c1_instruction("phylum"),
-            "Chordata", 901, ref=ref("treeoflife", "uuid-shard-1", bgr))
+        add(
+            "c2.morphology",
+            "mcq_lettered",
+            prompts.c2_question(
+                "attr_bare_value", part="wing", property="color", options=["brown", "green", "blue"]
+            ),
+            prompts.c2_instruction("attr_bare_value"),
+            "brown",
+            900,
+            options=["brown", "green", "blue"],
+            ref=ref("cub", "001.Bird/Bird_0001.jpg", cub_file.read_bytes()),
+            family="attr_bare_value",
+        )
+        add(
+            "c1.phylum",
+            "open_text",
+            prompts.c1_question("phylum", "plant", 1),
+            prompts.c1_instruction("phylum"),
+            "Tracheophyta",
+            900,
+            ref=ref("treeoflife", "uuid-file-1", tol_file.read_bytes()),
+        )
+        add(
+            "c1.phylum",
+            "open_text",
+            prompts.c1_question("phylum", "animal", 2),
+            prompts.c1_instruction("phylum"),
+            "Chordata",
+            901,
+            ref=ref("treeoflife", "uuid-shard-1", bgr),
+        )
         sources_toml = src / "SOURCES.toml"
         sources_toml.write_text('[sources]\ncub = "cub"\ntreeoflife = "treeoflife"\n')
 
     folder = root / "ds"
     (folder / "data" / "lite").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=QUESTION_SCHEMA), folder / "data" / "lite" / "test-00000-of-00001.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(rows, schema=QUESTION_SCHEMA),
+        folder / "data" / "lite" / "test-00000-of-00001.parquet",
+    )
     return folder, sources_toml

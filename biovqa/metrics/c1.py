@@ -1,8 +1,14 @@
 """C1 (taxonomy) scoring: EM, EM-soft, Wu–Palmer, Lin, mistake severity, image-blind floor and lift (§C.1–C.3).
 
-Per item (§K.6): hard match, soft match, resolution mechanism, LCA height, Wu–Palmer and Lin. Items add
-up to additive statistics (:func:`item_stats`), which :func:`reduce` turns into the task's metrics, so
-shards scored in different processes merge with :func:`biovqa.metrics.common.merge_stats`.
+Per item (§K.6) :func:`score_task` returns ``parsed`` (the normalized answer; for the MCQ the chosen option
+text), ``parse_ok``, ``parse_status``, ``score`` (= EM), ``gold`` (normalized), ``em`` (hard match),
+``em_soft`` (soft match; None without a synonym map), ``resolution`` (how the answer was placed in the tree:
+``exact``, ``synonym``, ``name``, ``synonym_name``, ``name_other_rank``, ``synonym_other_rank``,
+``congener``, ``vernacular``, ``unresolved``, ``parse_failed``; ``no_tree`` without resources,
+``gold_unresolved`` / ``no_gold`` when the gold cannot be placed / is missing), ``lca_height``
+(d(y) − d(LCA)), ``wup`` and ``lin``. Items add up to additive statistics (:func:`item_stats`), which
+:func:`reduce` turns into the task's metrics, so shards scored in different processes merge with
+:func:`biovqa.metrics.common.merge_stats`.
 
 Choices where the paper is silent or ambiguous (documented here and in the report):
 
@@ -29,9 +35,10 @@ Choices where the paper is silent or ambiguous (documented here and in the repor
 
 from __future__ import annotations
 
-from collections import Counter
+import math
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -66,6 +73,7 @@ __all__ = [
     "TASK_RANKS",
     "em_soft",
     "exact_match",
+    "floor_prediction",
     "item_stats",
     "lin",
     "reduce",
@@ -149,10 +157,6 @@ def _empty_stats() -> dict:
     }
 
 
-def _bump(d: dict, key: str, k: int = 1) -> None:
-    d[key] = d.get(key, 0) + k
-
-
 class _TreeContext:
     """Per-call caches: gold nodes by lineage, prediction placement by (answer, gold node)."""
 
@@ -182,9 +186,10 @@ class _TreeContext:
         if self.kind == "species":
             genus = tax.parent_index[gold]
             if genus != tax.root and tax.ranks[genus] == "genus":
-                i = tax.index(f"{tax.ids[genus]}|{pred}")
-                if i is not None:
-                    return "congener", (i,)
+                binomial = f"{tax.name_norms[genus]} {pred}"
+                found = tuple(i for i in tax.find(binomial, "species") if tax.parent_index[i] == genus)
+                if found:
+                    return "congener", found
             return "unresolved", ()
         if self.kind in _VERNACULAR_KINDS:
             i = self.vernacular.get(pred) if self.vernacular else None
@@ -332,8 +337,12 @@ def item_stats(
     for i in range(n):
         response = responses[i]
         # The question only matters for echo detection, which needs a reply of four words or more.
-        if response is None or not isinstance(response, str) or response.count(" ") < 3:
-            rkey = response if isinstance(response, str) or response is None else repr(response)
+        if response is None:
+            rkey = None
+        elif not isinstance(response, str):
+            rkey = ("<not text>", type(response).__name__)  # parses to the same "not_text" failure
+        elif response.count(" ") < 3:
+            rkey = response
         else:
             rkey = (response, questions[i])
         gold_raw = golds[i]
@@ -348,39 +357,18 @@ def item_stats(
             gold = gold_cache.get(gold_raw)
             if gold is None:
                 gold = gold_cache[gold_raw] = normalize_name(gold_raw) if isinstance(gold_raw, str) else ""
-            outcomes.append(_outcome(parsed, gold, lineage_idx[i], options, synonyms, tree))
+            norms = None
+            if options is not None:
+                norms = []
+                for o in options:
+                    v = gold_cache.get(o)
+                    if v is None:
+                        v = gold_cache[o] = normalize_name(o) if isinstance(o, str) else ""
+                    norms.append(v)
+            outcomes.append(_outcome(parsed, gold, lineage_idx[i], options, norms, synonyms, tree))
         append(j)
 
-    stats = _empty_stats()
-    counts = Counter(ids)
-    for j, c in counts.items():
-        value, ok, status, em, soft, gold, res, height, wup, lin_v, in_tree, chance = outcomes[j]
-        _bump(stats["status"], status, c)
-        _bump(stats["resolution"], res, c)
-        if gold:
-            _bump(stats["gold_counts"], gold, c)
-        else:
-            stats["gold_missing"] += c
-        stats["n_parsed"] += ok * c
-        stats["em"] += em * c
-        stats["soft"] += (soft or 0) * c
-        stats["chance_sum"] += chance * c
-        if in_tree:
-            stats["tree_n"] += c
-            stats["wup_sum"] += wup * c
-            stats["lin_sum"] += lin_v * c
-            resolved = height is not None
-            stats["resolved"] += resolved * c
-            if not em:
-                stats["wrong"] += c
-                if resolved:
-                    stats["wrong_resolved"] += c
-                    stats["height_sum"] += height * c
-            if soft == 0 and resolved:
-                stats["soft_wrong_resolved"] += c
-                stats["soft_height_sum"] += height * c
-        elif res == "gold_unresolved":
-            stats["gold_unresolved"] += c
+    stats = _aggregate(outcomes, ids)
     stats.update(
         n=n,
         n_soft=n if synonyms is not None else 0,
@@ -408,6 +396,53 @@ def item_stats(
     return items, stats
 
 
+def _aggregate(outcomes: list[tuple], ids: list[int]) -> dict:
+    """Additive statistics from the distinct outcomes weighted by how many items hold each."""
+    stats = _empty_stats()
+    if not outcomes:
+        return stats
+    weights = np.bincount(np.asarray(ids, dtype=np.int64), minlength=len(outcomes))
+    _, ok, status, em, soft, gold, res, height, wup, lin_v, in_tree, chance = (
+        list(c) for c in zip(*outcomes, strict=True)
+    )
+    w_list = weights.tolist()
+    for key, values in (("status", status), ("resolution", res), ("gold_counts", gold)):
+        counter = stats[key]
+        for v, c in zip(values, w_list, strict=True):
+            if v:
+                counter[v] = counter.get(v, 0) + c
+    ok_a = np.asarray(ok, dtype=bool)
+    em_a = np.asarray(em, dtype=bool)
+    soft_a = np.asarray([s == 1 for s in soft], dtype=bool)
+    soft_wrong_a = np.asarray([s == 0 for s in soft], dtype=bool)
+    tree_a = np.asarray(in_tree, dtype=bool)
+    resolved_a = np.asarray([h is not None for h in height], dtype=bool)
+    height_a = np.asarray([h or 0 for h in height], dtype=np.int64)
+    wrong_a = tree_a & ~em_a
+
+    def total(mask) -> int:
+        return int(weights[mask].sum())
+
+    stats["n_parsed"] = total(ok_a)
+    stats["em"] = total(em_a)
+    stats["soft"] = total(soft_a)
+    stats["gold_missing"] = sum(c for g, c in zip(gold, w_list, strict=True) if not g)
+    stats["gold_unresolved"] = sum(c for r, c in zip(res, w_list, strict=True) if r == "gold_unresolved")
+    stats["chance_sum"] = math.fsum(x * c for x, c in zip(chance, w_list, strict=True) if x)
+    stats["tree_n"] = total(tree_a)
+    stats["wup_sum"] = math.fsum(x * c for x, c, t in zip(wup, w_list, in_tree, strict=True) if t)
+    stats["lin_sum"] = math.fsum(x * c for x, c, t in zip(lin_v, w_list, in_tree, strict=True) if t)
+    stats["resolved"] = total(tree_a & resolved_a)
+    stats["wrong"] = total(wrong_a)
+    mask = wrong_a & resolved_a
+    stats["wrong_resolved"] = total(mask)
+    stats["height_sum"] = int(weights[mask] @ height_a[mask])
+    mask = tree_a & soft_wrong_a & resolved_a
+    stats["soft_wrong_resolved"] = total(mask)
+    stats["soft_height_sum"] = int(weights[mask] @ height_a[mask])
+    return stats
+
+
 def _parse(response, question: str | None, parse_rank: str | None) -> Parsed:
     if isinstance(response, str) or response is None:
         return parse_answer(response, parse_rank, question)
@@ -419,6 +454,7 @@ def _outcome(
     gold: str,
     lineage_idx: int | None,
     options: tuple | None,
+    option_norms: list[str] | None,
     synonyms: SynonymMap | None,
     tree: _TreeContext | None,
 ) -> tuple:
@@ -428,12 +464,11 @@ def _outcome(
     if options is not None:
         chance = 1.0 / len(options) if options else 0.0
         if pred is not None:
-            norms = [normalize_name(o) for o in options]
-            idx, how = choose_option(pred, norms)
+            idx, how = choose_option(pred, option_norms)
             if idx < 0:
                 parsed, pred = Parsed.fail(how, "the reply names no single option"), None
             else:
-                parsed, pred = Parsed(options[idx], True, "ok", how), norms[idx]
+                parsed, pred = Parsed(options[idx], True, "ok", how), option_norms[idx]
     ok = pred is not None
     em = 1 if ok and gold and pred == gold else 0
     soft = None
@@ -522,6 +557,32 @@ def reduce(task_id: str, stats: dict) -> dict:
         "parse_status": dict(sorted(stats.get("status", {}).items())),
         "resolution": dict(sorted(stats.get("resolution", {}).items())),
     }
+
+
+def floor_prediction(task_id: str, table: pa.Table) -> list[str | None]:
+    """The image-blind floor's reply for each row, so that scoring it reproduces the reported floor.
+
+    Open tasks: the most frequent normalized gold answer (ties: alphabetically first), written as the
+    first row's gold text with that normalization; its EM is exactly ``floor``. MCQ: the first listed
+    option (options are shuffled per item, so a fixed position is an image-blind uniform guess whose EM
+    approximates the ``floor`` of 1/k).
+    """
+    if task_id not in TASK_RANKS:
+        raise ValueError(f"{task_id!r} is not a C1 task; expected one of {sorted(TASK_RANKS)}")
+    if TASK_RANKS[task_id] == "common_name_mcq":
+        return [opts[0] if opts else None for opts in col(table, "options")]
+    golds = col(table, "answer")
+    counts: dict[str, int] = {}
+    first_text: dict[str, str] = {}
+    for g in golds:
+        key = normalize_name(g) if isinstance(g, str) else ""
+        if key:
+            counts[key] = counts.get(key, 0) + 1
+            first_text.setdefault(key, g)
+    if not counts:
+        return [None] * len(golds)
+    modal = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    return [first_text[modal]] * len(golds)
 
 
 def score_task(

@@ -19,7 +19,8 @@ Choices where the paper is silent or unclear (the paper itself had no unparsed r
   the Tab. 52 / Tab. 87 style).
 * **Floor**: the image-blind constant-*Yes* rule scored on the same rows (d′ 0.000 on balanced pairs)
   and the majority-class accuracy (.500), Table 3's Floor row.
-* The item ``score`` (its contribution to a headline that is not a mean) is correctness, 1/0.
+* The item ``score`` (its contribution to a headline that is not a mean) is correctness, 1/0 (NaN for a
+  row without a gold verdict, which is counted in ``n_invalid`` and named in ``errors``).
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def item_columns(table: pa.Table, responses: list[str | None]) -> tuple[dict[str
         else:
             cell = "false_alarm" if p.value == "yes" else "correct_rejection"
         out["cell"].append(cell)
-        out["score"].append(1.0 if cell in ("hit", "correct_rejection") else 0.0)
+        score = float("nan") if cell == "invalid" else float(cell in ("hit", "correct_rejection"))
+        out["score"].append(score)
     return out, errors
 
 

@@ -4,7 +4,8 @@ Floor rules (Table 3 floor rows; computed over the items being evaluated, so a `
 floor of its own subset):
 
 - C1 open ranks: the most frequent gold answer of the task (ties: alphabetically first);
-  C1 common-name MCQ: the most frequent gold option text.
+  C1 common-name MCQ: of the row's four options, the one most often gold across the task (first option
+  on ties), so the reply is always a valid option.
 - C2 (cags is chance-corrected, floor 0 in expectation): lettered MCQ families answer option (A) with
   its text (a fixed position carries no image information); open naming families answer the modal
   gold value of the (task, family). Our choice; the paper gives no C2 floor predictor.
@@ -19,11 +20,16 @@ Blind mode for a real model lives in the backends (``with_image=False`` messages
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pyarrow as pa
 
 from biovqa.models.base import Generation, GenerationRequest
+
+#: The floor's "revision": a hash of this module, so an edited rule never resumes old answers.
+_RULES_REVISION = "rules-" + hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 
 def _mode(values: list) -> str | None:
@@ -78,6 +84,11 @@ def floor_responses(task_id: str, rows: list[dict], schema: pa.Schema | None = N
     """The floor model's reply for each row of one task (same order); ``schema`` types the rows for C3."""
     component = task_id.split(".", 1)[0]
     if component == "c1":
+        if any(r.get("answer_form") == "mcq_bare" for r in rows):
+            gold = Counter(r.get("answer") for r in rows)
+            # the row's own option that is most often gold across the task (first option on ties):
+            # always a valid option, so the reply parses, and it carries no image information
+            return [max(r.get("options") or [None], key=lambda o: gold.get(o, 0)) for r in rows]
         answer = _mode([r.get("answer") for r in rows])
         return [answer] * len(rows)
     if component == "c2":
@@ -99,7 +110,11 @@ def floor_responses(task_id: str, rows: list[dict], schema: pa.Schema | None = N
         except ImportError:
             return _c3_fallback(task_id, rows)
         got = floor_prediction(task_id, pa.Table.from_pylist(rows, schema=schema))
-        return [got] * len(rows) if isinstance(got, str) or got is None else [None if g is None else str(g) for g in got]
+        return (
+            [got] * len(rows)
+            if isinstance(got, str) or got is None
+            else [None if g is None else str(g) for g in got]
+        )
     if component == "c4":
         return ["Yes"] * len(rows)
     raise KeyError(f"no floor rule for task {task_id!r}")
@@ -125,7 +140,7 @@ class FloorBackend:
 
     def describe(self) -> dict:
         """Settings recorded in run.json (the floor has no weights, dtype or device)."""
-        return {"backend": "floor", "model": "floor", "revision": "rules-1", "dtype": None}
+        return {"backend": "floor", "model": "floor", "revision": _RULES_REVISION, "dtype": None}
 
     def sort_key(self, request: GenerationRequest) -> tuple:
         return (0,)

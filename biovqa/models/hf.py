@@ -70,7 +70,12 @@ def _torch_dtype(name: str | None, on_gpu: bool):
 
     if name in (None, "auto"):
         return torch.bfloat16 if on_gpu else torch.float32
-    table = {"bfloat16": torch.bfloat16, "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+    table = {
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+    }
     table |= {"float32": torch.float32, "fp32": torch.float32}
     if name not in table:
         raise ValueError(f"unknown dtype {name!r}; use bfloat16, float16 or float32")
@@ -104,7 +109,9 @@ class HFBackend:
         try:
             self.processor = AutoProcessor.from_pretrained(self.path, **common, **(processor_kwargs or {}))
         except OSError as exc:
-            raise ModelNotAvailable(f"{model}: processor files could not be loaded from {self.path}: {exc}") from None
+            raise ModelNotAvailable(
+                f"{model}: processor files could not be loaded from {self.path}: {exc}"
+            ) from None
         except ValueError as exc:
             if "trust_remote_code" in str(exc) and not trust_remote_code:
                 raise ModelNotAvailable(
@@ -117,10 +124,6 @@ class HFBackend:
                 "The processor class in processor_config.json is not registered in this process (e.g. a custom "
                 "image-only Qwen processor, or a stock one that needs torchvision)."
             )
-        self.tokenizer = self.processor.tokenizer
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
         kwargs = dict(common, dtype=self.dtype)
         if attn_implementation:
             kwargs["attn_implementation"] = attn_implementation
@@ -132,8 +135,28 @@ class HFBackend:
             from transformers import AutoModelForCausalLM  # custom-code VLMs such as Phi-3.5-vision
 
             self.model = AutoModelForCausalLM.from_pretrained(self.path, **kwargs)
+        self._setup()
+
+    def _setup(self) -> None:
+        self.tokenizer = self.processor.tokenizer
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model.to(self.device).eval()
         self.eos_ids = self._eos_ids()
+
+    @classmethod
+    def from_objects(
+        cls, model, processor, model_id: str = "in-memory", revision: str = "in-memory"
+    ) -> HFBackend:
+        """A backend around an already-built model and processor (benchmarks of random-init models)."""
+        self = cls.__new__(cls)
+        self.model_id, self.path, self.revision = model_id, None, revision
+        self.model, self.processor, self.trust_remote_code = model, processor, False
+        self.device = next(model.parameters()).device
+        self.dtype = next(model.parameters()).dtype
+        self._setup()
+        return self
 
     def _eos_ids(self) -> set[int]:
         ids = self.model.generation_config.eos_token_id
@@ -156,12 +179,14 @@ class HFBackend:
         }
 
     def _prompt(self, request: GenerationRequest) -> str:
-        return self.processor.apply_chat_template(request.messages, add_generation_prompt=True, tokenize=False)
+        return self.processor.apply_chat_template(
+            request.messages, add_generation_prompt=True, tokenize=False
+        )
 
     def sort_key(self, request: GenerationRequest) -> tuple:
-        """Length proxy for batching (image area, then prompt characters): similar lengths, less padding."""
+        """Length proxy for batching (prompt characters, then image area): similar lengths, less padding."""
         area = request.image.width * request.image.height if request.image is not None else 0
-        return (area, len(self._prompt(request)))
+        return (len(self._prompt(request)), area)
 
     def generate(self, requests: list[GenerationRequest]) -> list[Generation]:
         """Greedy answers for a batch (all with the same ``max_new_tokens``); a failing item is isolated."""

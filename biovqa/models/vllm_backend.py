@@ -17,7 +17,10 @@ from biovqa.models.base import Generation, GenerationRequest, ModelNotAvailable
 def _image_part(image) -> dict:
     buf = io.BytesIO()
     image.save(buf, format="PNG")
-    return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()}}
+    return {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()},
+    }
 
 
 def to_vllm_messages(request: GenerationRequest) -> list[dict]:
@@ -101,5 +104,9 @@ class VLLMBackend:
         gens = []
         for o in outs:
             c = o.outputs[0]
-            gens.append(Generation(c.text.strip(), tokens_in=len(o.prompt_token_ids or []), tokens_out=len(c.token_ids)))
+            gens.append(
+                Generation(
+                    c.text.strip(), tokens_in=len(o.prompt_token_ids or []), tokens_out=len(c.token_ids)
+                )
+            )
         return gens

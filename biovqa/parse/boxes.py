@@ -59,6 +59,8 @@ _SLOT = {
 
 def parse_box(response: str | None, row: Mapping | None = None) -> Parsed:
     """Four raw numbers from a reply (brackets, parentheses, bare, ``x=…``, JSON); no box → failure."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     if response is None or not isinstance(response, str) or not response.strip():
         return Parsed.fail("empty")
     text = response[:MAX_CHARS]
@@ -69,8 +71,6 @@ def parse_box(response: str | None, row: Mapping | None = None) -> Parsed:
     if match is None:
         return Parsed.fail("no_box", text.strip()[:80])
     nums = tuple(float(g) for g in match.groups())
-    if not all(np.isfinite(nums)):
-        return Parsed.fail("no_box", "non-finite number")
     extra = _MORE.match(text, match.end()) is not None
     return _parsed(nums, "extra_numbers" if extra else "")
 
@@ -87,6 +87,8 @@ def _keyed_box(text: str) -> tuple[float, ...] | None:
 
 
 def _parsed(nums: tuple[float, ...], detail: str) -> Parsed:
+    if not all(np.isfinite(nums)):
+        return Parsed.fail("no_box", "non-finite number")
     if tuple(nums) == PROMPT_EXAMPLE:
         detail = "prompt_example"
     return Parsed(tuple(nums), True, "ok", detail)

@@ -27,6 +27,8 @@ _SEPARATORS = re.compile(r"[ ._-]")
 
 def parse_code(response: str | None, row: Mapping | None = None) -> Parsed:
     """The first code-like string in a reply (exact format or not); none is a failure."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     if response is None or not isinstance(response, str) or not response.strip():
         return Parsed.fail("empty")
     text = response[:MAX_CHARS]

@@ -2,7 +2,7 @@
 
 Viewpoint (§K.3, Table 14): the ten accepted answers ``front back left right frontleft frontright
 backleft backright up down``; "front-left", "front left", "Front Left.", "left front" all read as
-``frontleft`` and "rear" as ``back``. The eight compound/cardinal labels sit on a 45° ring; ``up`` and
+``frontleft``, "rear" as ``back``, "top"/"bottom" as ``up``/``down`` (as the builder maps the sources). The eight compound/cardinal labels sit on a 45° ring; ``up`` and
 ``down`` sit off it. :func:`viewpoint_steps` counts 45° steps on the ring and :func:`viewpoint_outcome`
 names the error class; the ``over`` class (§G.3) is a compound answer one step from a cardinal gold
 label ("front-left" for ``left``): the correct side plus a component the annotation does not carry.
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from biovqa.parse.result import Parsed
 
@@ -95,12 +96,15 @@ def _norm(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ viewpoint
+#: the builder maps the sources' top/bottom to up/down (builder.sources.records); replies get the same
+_VP_ALIASES = {"rear": "back", "top": "up", "bottom": "down"}
 _VP_PATTERN = re.compile(
     r"\b(?:(front|back|rear)\s?(left|right)|(left|right)\s(front|back|rear)|"
-    r"(front|back|rear|left|right|up|down))\b"
+    r"(front|back|rear|left|right|up|down|top|bottom))\b"
 )
 
 
+@lru_cache(maxsize=4096)
 def canonical_viewpoint(text: str | None) -> str | None:
     """The viewpoint label a short text names (``"Front-Left."`` → ``frontleft``), else None."""
     if not text:
@@ -114,7 +118,7 @@ def _viewpoint_mentions(norm: str) -> list[str]:
     for m in _VP_PATTERN.finditer(norm):
         fb1, lr1, lr2, fb2, single = m.groups()
         if single:
-            label = "back" if single == "rear" else single
+            label = _VP_ALIASES.get(single, single)
         else:
             fb = (fb1 or fb2).replace("rear", "back")
             label = fb + (lr1 or lr2)
@@ -125,6 +129,8 @@ def _viewpoint_mentions(norm: str) -> list[str]:
 
 def parse_viewpoint(response: str | None, row: Mapping | None = None) -> Parsed:
     """One of the ten viewpoint labels; none named (or an echo of the list) is a failure."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     text = _clean(response)
     if text is None:
         return Parsed.fail("empty")
@@ -192,6 +198,7 @@ def _direction_mentions(norm: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def canonical_direction(text: str | None) -> str | None:
     """The direction a short text names (``"Upper Left"`` → ``top-left``), else None."""
     if not text:
@@ -209,6 +216,8 @@ def offered_directions(row: Mapping | None) -> tuple[str, ...]:
 
 def parse_direction(response: str | None, row: Mapping | None = None) -> Parsed:
     """The first offered direction the reply names; naming none of the offered four is a failure."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     text = _clean(response)
     if text is None:
         return Parsed.fail("empty")
@@ -234,13 +243,13 @@ _QUALIFIED = re.compile(
     re.IGNORECASE,
 )
 _CONCLUSION = re.compile(
-    r"\b(?:answer|choice|option)\s*(?:is|would be|:)?\s*:?\s*(?:image|beetle|panel|option)?\s*"
-    r"[\(\[*]*([abcd])\b(?![-'])",
-    re.IGNORECASE,
+    r"(?i:\b(?:answer|choice|option)\s*(?:is|would be|:)?\s*:?\s*(?:image|beetle|panel|option)?)\s*"
+    r"[\(\[*]*([A-D])\b(?![-'])"
 )
 _PAREN = re.compile(r"[\(\[]([A-Da-d])[\)\]]")
 _LEADING = re.compile(r"^[\s*_\"'`]*([A-D])(?:[\).:,]|\s*$|\s+[\(\-])")
 _UPPER = re.compile(r"(?<![A-Za-z'])([A-D])(?![A-Za-z'])")
+_TRAILING = re.compile(r"(?<![A-Za-z'])([A-D])[\s.!)\]*_\"'`]*$")
 
 
 def _option_hints(row: Mapping | None) -> dict[str, str]:
@@ -261,6 +270,8 @@ def _option_hints(row: Mapping | None) -> dict[str, str]:
 
 def parse_choice_abcd(response: str | None, row: Mapping | None = None) -> Parsed:
     """A letter A–D ("Image A (top-left)", "Beetle C", "C"); value is the letter."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     text = _clean(response)
     if text is None:
         return Parsed.fail("empty")
@@ -274,9 +285,15 @@ def parse_choice_abcd(response: str | None, row: Mapping | None = None) -> Parse
             if letter not in letters:
                 letters.append(letter)
     if not letters:
+        concl = _CONCLUSION.search(text)
+        if concl:
+            return Parsed(concl.group(1), True, "ok", "conclusion")
         lead = _LEADING.match(text)
         if lead:
             return Parsed(lead.group(1), True, "ok", "leading_letter")
+        trail = _TRAILING.search(text)
+        if trail:
+            return Parsed(trail.group(1), True, "ok", "trailing_letter")
         uppers = list(dict.fromkeys(m.group(1) for m in _UPPER.finditer(text) if m.group(1) != "A"))
         if len(uppers) == 1:
             letters = uppers
@@ -285,7 +302,7 @@ def parse_choice_abcd(response: str | None, row: Mapping | None = None) -> Parse
     if len(letters) > 1:
         concl = list(_CONCLUSION.finditer(text))
         if concl:
-            return Parsed(concl[-1].group(1).upper(), True, "ok", "conclusion")
+            return Parsed(concl[-1].group(1), True, "ok", "conclusion")
         return Parsed.fail("ambiguous", ",".join(letters))
     norm = _norm(text)
     hinted = []

@@ -21,7 +21,7 @@ import re
 import string
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -55,8 +55,7 @@ def _normalize_option(text: str) -> str:
     return normalize(text)
 
 
-@dataclass(frozen=True, slots=True)
-class MCQChoice:
+class MCQChoice(NamedTuple):
     """A resolved reply: option ``index`` (0-based), its ``letter``, and how it was found.
 
     ``via`` is ``"letter"``, ``"text"``, ``"letter_text"`` (both, agreeing), ``"mismatch"`` (both,
@@ -95,7 +94,7 @@ def is_mcq(row: dict) -> bool:
 class OptionIndex:
     """Normalised option texts of one item with the lookups the resolver needs (cache one per option set)."""
 
-    __slots__ = ("texts", "norm", "by_text", "n", "letters")
+    __slots__ = ("texts", "norm", "by_text", "n", "letters", "key")
 
     def __init__(self, options: tuple[str, ...] | list[str]):
         self.texts = tuple(options)
@@ -106,6 +105,8 @@ class OptionIndex:
         for i, t in enumerate(self.norm):
             by_text.setdefault(t, i)
         self.by_text = by_text
+        #: order-free identity of the option set (the chance baseline does not depend on order)
+        self.key = frozenset(self.norm)
 
 
 def option_map(row: dict) -> dict[str, str]:
@@ -145,9 +146,9 @@ def gold_index(row: dict, index: OptionIndex | None = None) -> int:
 
 # --- step 4: the prediction -------------------------------------------------------------------
 
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+THINK_BLOCK = re.compile(r"<think>.*?</think>", re.S | re.I)
 # Conversational lead-ins, matched on the normalised line (anchored, no nested quantifiers).
-_SCAFFOLD = re.compile(
+SCAFFOLD = re.compile(
     r"^(?:(?:sure|okay|ok|yes|well|so|certainly|of course)\s+)?"
     r"(?:(?:i think|i believe|based on the image|looking at the image|in this image|from the image)\s+)?"
     r"(?:(?:the\s+)?(?:correct\s+|final\s+|best\s+|right\s+)?(?:answer|option|choice)(?:\s+is)?\s*:?\s*"
@@ -185,7 +186,7 @@ def _analyze_line(line: str) -> _Line:
             if m:
                 other.append(LETTERS.find(m.group(1).upper()))
     norm = normalize(line)
-    body = _strip_letter_prefix(_SCAFFOLD.sub("", norm, count=1).strip())
+    body = _strip_letter_prefix(SCAFFOLD.sub("", norm, count=1).strip())
     return _Line(paren, tuple(other), body, bool(_LEADIN.search(norm)), "options:" in line.lower())
 
 
@@ -201,7 +202,7 @@ def _analyze(response: str) -> tuple[tuple[_Line, ...], str, bool]:
         return hit
     text = response[:MAX_REPLY_CHARS]
     if "<think>" in text or "<THINK>" in text:
-        text = _THINK.sub(" ", text)
+        text = THINK_BLOCK.sub(" ", text)
     lines = [ln for ln in (s.strip() for s in text.splitlines()[: MAX_LINES * 4]) if ln][:MAX_LINES]
     infos = tuple(_analyze_line(ln) for ln in lines)
     first = lines[0][:80] if lines else ""
@@ -285,9 +286,7 @@ def resolve(response: Any, index: OptionIndex) -> Parsed:
             return Parsed.fail("echo", "reply repeats the option list")
         out = _resolve_line(info, index)
         if isinstance(out, MCQChoice):
-            detail = f"letter={out.letter} via={out.via}"
-            if out.mismatch:
-                detail += f" text={LETTERS[out.text_index]}"
+            detail = f"mismatch: text names {LETTERS[out.text_index]}" if out.via == "mismatch" else out.via
             return Parsed(out, True, "ok", detail)
         status = out
         if k + 1 < len(infos) and not info.leadin:

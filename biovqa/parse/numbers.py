@@ -4,6 +4,7 @@ Table 14: counting rejects a reply that holds no integer ("There are many beetle
 rejects a reply that holds no number in centimetres. Choices where the paper is silent:
 
 * Number words (zero … ninety-nine, "none") count as integers, but only when the reply holds no digit.
+* A count of more than 15 digits is a recorded failure (``too_large``), a non-finite length ``not_finite``.
 * A range ("5-7", "5 to 7", "between 5 and 7") is a recorded failure (``range``): the instruction asks
   for a single estimate, and taking either end would invent an answer the model did not give.
 * A decimal is accepted for counting only when it is integral ("7.0"); "7.5" fails (``non_integer``).
@@ -16,12 +17,14 @@ rejects a reply that holds no number in centimetres. Choices where the paper is 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
 from biovqa.parse.result import Parsed
 
 MAX_CHARS = 100_000  # longer replies are scanned up to here (regexes here are linear; this bounds time)
+MAX_INTEGER_DIGITS = 15  # beyond this a "count" is not a number float64 can hold exactly: recorded failure
 
 _UNITS = {
     "cm": 1.0,
@@ -105,6 +108,8 @@ def _text(response: str | None) -> str | None:
 
 def parse_integer(response: str | None, row: Mapping | None = None) -> Parsed:
     """One count from a reply: first integer (digits, "1,234", or a number word); ranges fail."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     text = _text(response)
     if text is None:
         return Parsed.fail("empty")
@@ -121,7 +126,10 @@ def parse_integer(response: str | None, row: Mapping | None = None) -> Parsed:
         return Parsed.fail("range", text[:80])
     if frac and int(frac[1:]) != 0:
         return Parsed.fail("non_integer", match.group(0))
-    value = int(digits.replace(",", ""))
+    digits = digits.replace(",", "")
+    if len(digits.lstrip("0")) > MAX_INTEGER_DIGITS:
+        return Parsed.fail("too_large", match.group(0)[:40])
+    value = int(digits)
     if sign and value != 0:
         return Parsed.fail("negative", match.group(0))
     return Parsed(value, True, "ok", "")
@@ -147,6 +155,8 @@ def _lead_in(text: str, candidates: list[re.Match], match: re.Match) -> str:
 
 def parse_number_cm(response: str | None, row: Mapping | None = None) -> Parsed:
     """A length in cm: "0.87 cm", "0.87cm", "about 1.2 centimeters", "12 mm" (→ 1.2); ranges fail."""
+    if response is not None and not isinstance(response, str):
+        return Parsed.fail("not_text", type(response).__name__)
     text = _text(response)
     if text is None:
         return Parsed.fail("empty")
@@ -171,7 +181,9 @@ def parse_number_cm(response: str | None, row: Mapping | None = None) -> Parsed:
     value = round(value * factor, 10) if factor != 1.0 else value  # 12 mm -> 1.2, not 1.2000000000000002
     if sign:
         value = -value
+    if not math.isfinite(value):
+        return Parsed.fail("not_finite", chosen.group(0)[:40])
     if not value > 0:
-        return Parsed.fail("non_positive", chosen.group(0))
+        return Parsed.fail("non_positive", chosen.group(0)[:40])
     detail = "" if unit and factor == 1.0 else ("no_unit" if not unit else f"converted_from_{unit.lower()}")
     return Parsed(value, True, "ok", detail)

@@ -231,9 +231,30 @@ def _echo_tail(response: str, question: str | None) -> str | None:
     return "" if q.startswith(folded) else None
 
 
-def last_word(answer: str) -> str:
-    """The last word of a normalized answer (the species-epithet rule of §K.1)."""
-    return answer.rsplit(" ", 1)[-1] if answer else answer
+_RANK_WORD_ONLY = re.compile(r"^(?:" + _RANK_WORDS + r")$")
+
+
+def last_word(text: str) -> str:
+    """§K.1 species-epithet rule: the last whitespace-separated word of a reply, normalized.
+
+    Words are split on whitespace before punctuation is folded, so a hyphenated epithet stays one word
+    ("Polygonia c-album" → ``c album``, like the gold ``c-album``); bracketed asides and trailing rank
+    words ("cinereus (species)", "cinereus epithet") are skipped.
+    """
+    for token in reversed(_drop_brackets(text[:MAX_REPLY_CHARS]).split()):
+        word = _fold(token)
+        if word and not _RANK_WORD_ONLY.match(word):
+            return word[:MAX_ANSWER_CHARS]
+    return ""
+
+
+def _answer_line(response: str) -> str:
+    """The reply line :func:`normalize_answer` read its answer from."""
+    for line in _content_lines(response[:MAX_REPLY_CHARS]):
+        status, _ = _classify(line)
+        if status == "ok":
+            return line
+    return ""
 
 
 def parse_answer(response: str | None, rank: str | None = None, question: str | None = None) -> Parsed:
@@ -249,16 +270,18 @@ def parse_answer(response: str | None, rank: str | None = None, question: str | 
     if not isinstance(response, str):
         return Parsed.fail("not_text", f"reply of type {type(response).__name__}")
     status, answer = normalize_answer(response)
+    source = response
     if status == "ok":
         tail = _echo_tail(response, question)
         if tail is not None:
             if not tail:
                 return Parsed.fail("echo", "the reply repeats the question")
             status, answer = normalize_answer(tail)
+            source = tail
     if status != "ok":
         return Parsed.fail(status, "no answer in the reply" if status == "empty" else "the model declined")
     if rank == "species":
-        word = last_word(answer)
+        word = last_word(_answer_line(source)) or answer.rsplit(" ", 1)[-1]
         return Parsed(word, True, "ok", "last word kept" if word != answer else "")
     return Parsed(answer, True, "ok")
 

@@ -30,6 +30,10 @@ def _scorecard_path(folder: Path) -> Path:
     for candidate in (folder / "scores" / "scorecard.json", folder / "scorecard.json"):
         if candidate.is_file():
             return candidate
+    # `biovqa eval --out OUT` writes OUT/<cache key>/: take the most recently scored run inside
+    scored = sorted(folder.glob("*/scores/scorecard.json"), key=lambda p: (p.stat().st_mtime, str(p)))
+    if scored:
+        return scored[-1]
     raise FileNotFoundError(
         f"{folder}: no scores/scorecard.json or scorecard.json (score the run first: biovqa score … --out {folder}/scores)"
     )
@@ -47,7 +51,8 @@ def load_run(folder: str | Path) -> ScoredRun:
     if not isinstance(metrics, dict):
         raise ValueError(f"{path}: expected an object {{task_id: metrics}}")
     run_info: dict = {}
-    for info in (folder / "run.json", folder.parent / "run.json"):
+    run_dir = path.parent.parent if path.parent.name == "scores" else path.parent
+    for info in (run_dir / "run.json", folder / "run.json"):
         if info.is_file():
             try:
                 run_info = json.loads(info.read_text())

@@ -96,7 +96,9 @@ class PredictionStore:
                     if not isinstance(qid, str):
                         raise TypeError("qid is not a string")
                 except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    self._warn(f"{f}:{ln}: bad prediction line skipped ({exc}); that item will be answered again")
+                    self._warn(
+                        f"{f}:{ln}: bad prediction line skipped ({exc}); that item will be answered again"
+                    )
                     continue
                 if qid in records:
                     self._warn(f"{f}:{ln}: duplicate prediction for {qid} ignored (first one kept)")

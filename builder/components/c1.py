@@ -37,7 +37,10 @@ def synth(out_root: Path, seed: int = 42) -> dict[str, str]:
     out_root = Path(out_root)
     tol = synth_tol.write(out_root, seed=seed)
     backbone = synth_backbone.write(out_root)
-    return {"treeoflife": tol.relative_to(out_root).as_posix(), "gbif_backbone": backbone.relative_to(out_root).as_posix()}
+    return {
+        "treeoflife": tol.relative_to(out_root).as_posix(),
+        "gbif_backbone": backbone.relative_to(out_root).as_posix(),
+    }
 
 
 def make_verifier(root: Path, min_side: int) -> c1_select.Verifier:
@@ -45,7 +48,12 @@ def make_verifier(root: Path, min_side: int) -> c1_select.Verifier:
     layout = treeoflife.image_layout(root)
     if layout == "shards":
         idx = treeoflife.shard_index(root)
-        where = {u: (p, r) for u, p, r in zip(idx["uuid"].to_pylist(), idx["path"].to_pylist(), idx["row"].to_pylist(), strict=True)}
+        where = {
+            u: (p, r)
+            for u, p, r in zip(
+                idx["uuid"].to_pylist(), idx["path"].to_pylist(), idx["row"].to_pylist(), strict=True
+            )
+        }
     elif layout == "files":
         where = {u: (p, -1) for u, p in treeoflife.file_index(root).items()}
     else:
@@ -83,7 +91,9 @@ def make_verifier(root: Path, min_side: int) -> c1_select.Verifier:
 
 def _sized(img: treeoflife.LoadedImage, path: str, row: int, min_side: int) -> c1_select.Verified:
     if min(img.width, img.height) < min_side:
-        return c1_select.Verified(False, "below_resolution", f"{img.width}x{img.height} < {min_side} px", path, row)
+        return c1_select.Verified(
+            False, "below_resolution", f"{img.width}x{img.height} < {min_side} px", path, row
+        )
     return c1_select.Verified(True, "", "", path, row, img.sha256, img.width, img.height)
 
 
@@ -105,9 +115,14 @@ def manifests(roots: dict[str, Path], out_dir: Path, *, strict: bool = False, sc
         taxa = gbif_backbone.read_taxa(roots["gbif_backbone"], report)
         vern = gbif_backbone.read_vernaculars(roots["gbif_backbone"], report)
         pairs = sorted(synonym_pairs(taxa, report))
-        pq.write_table(pa.table({"name": [p[0] for p in pairs], "accepted": [p[1] for p in pairs]}), out_dir / SYNONYM_PAIRS)
+        pq.write_table(
+            pa.table({"name": [p[0] for p in pairs], "accepted": [p[1] for p in pairs]}),
+            out_dir / SYNONYM_PAIRS,
+        )
     else:
-        summary["messages"].append("gbif_backbone missing: no synonym map (EM-soft will refuse), English names from triage/overrides only")
+        summary["messages"].append(
+            "gbif_backbone missing: no synonym map (EM-soft will refuse), English names from triage/overrides only"
+        )
         (out_dir / SYNONYM_PAIRS).unlink(missing_ok=True)
     resolver = resolver_from_backbone(taxa, vern, cache_dir=out_dir / "vernacular-cache")
 
@@ -118,13 +133,27 @@ def manifests(roots: dict[str, Path], out_dir: Path, *, strict: bool = False, sc
     config = c1_select.SelectionConfig.mini() if scale == "mini" else c1_select.SelectionConfig.full()
     root = Path(roots["treeoflife"])
     result = c1_select.select_from_catalog(
-        treeoflife.catalog_files(root), out_dir, config=config, verify=make_verifier(root, config.min_side), english=english
+        treeoflife.catalog_files(root),
+        out_dir,
+        config=config,
+        verify=make_verifier(root, config.min_side),
+        english=english,
     )
     check = audit_c1(out_dir / MANIFEST, root)
     summary.update(result)
+    mech = pq.read_table(out_dir / MANIFEST, columns=["common_name_mechanism"])[
+        "common_name_mechanism"
+    ].to_pylist()
+    per = {m: mech.count(m) for m in sorted(set(mech))}
+    summary["vernacular"] = (
+        "English common names (§D.10) of the selected images: "
+        + ", ".join(f"{n} by {m}" for m, n in per.items())
+        + f"; {result['exclusions'].get('no_english_common_name', 0)} images excluded with no English name"
+    )
     summary["audit"] = check.summary()
     summary["bad_rows"] = [str(b) for b in report.bad]
-    (out_dir / SUMMARY).write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    stable = {k: v for k, v in summary.items() if k != "timings_s"}  # the file stays byte-identical
+    (out_dir / SUMMARY).write_text(json.dumps(stable, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     check.raise_if_failed()
     return summary
 
@@ -174,7 +203,11 @@ def questions(manifest_dir: Path, roots: dict[str, Path], hub_dir: Path, *, seed
     if pairs_path.is_file():
         pt = pq.read_table(pairs_path)
         keep = set(tax.name_norms) | set(vern)
-        table = synonym_table(zip(pt["name"].to_pylist(), pt["accepted"].to_pylist(), strict=True), keep_accepted=keep)
-        synonyms = SynonymMap(zip(table["name_norm"].to_pylist(), table["accepted_norm"].to_pylist(), strict=True))
+        table = synonym_table(
+            zip(pt["name"].to_pylist(), pt["accepted"].to_pylist(), strict=True), keep_accepted=keep
+        )
+        synonyms = SynonymMap(
+            zip(table["name_norm"].to_pylist(), table["accepted_norm"].to_pylist(), strict=True)
+        )
     save_resources(hub_dir, tax, synonyms, vern)
     yield from records

@@ -29,13 +29,14 @@ def files_to_upload(hub_dir: Path) -> list[Path]:
 
 def dry_run(hub_dir: Path) -> dict:
     """Parse the card YAML, load every config with a fresh cache, and list the files to upload."""
-    from datasets import load_dataset
+    from datasets import disable_progress_bars, load_dataset
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard
 
     readme = hub_dir / "README.md"
     if not readme.is_file():
         raise PublishError(f"{readme}: missing dataset card (run `python -m builder build` first)")
+    disable_progress_bars()
     card = DatasetCard.load(readme)
     configs = MetadataConfigs.from_dataset_card_data(card.data)
     if not configs:

@@ -53,7 +53,12 @@ class AuditResult:
         for _, _, reason in self.violations:
             key = reason.split(":")[0]
             reasons[key] = reasons.get(key, 0) + 1
-        return {"manifest": self.manifest, "rows": self.rows, "violations": len(self.violations), "by_reason": reasons}
+        return {
+            "manifest": self.manifest,
+            "rows": self.rows,
+            "violations": len(self.violations),
+            "by_reason": reasons,
+        }
 
     def raise_if_failed(self) -> None:
         if self.violations:

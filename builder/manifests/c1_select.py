@@ -8,28 +8,37 @@ Streaming over a TreeOfLife catalog of any size with DuckDB (bounded memory, two
    incomplete lineage, no common name, catalog-declared size below the threshold).
 2. *Candidate pass*: the selection order is a hash of the uuid (deterministic, unlike the paper's
    download race). Per group a hash cut ``tau_g`` is chosen from the per-species counts so that the rows
-   under it are enough to fill the budget under the species cap; only those rows leave DuckDB, where a
-   window ranks them within species. If the walk runs out before the budget fills, the cut widens.
+   under it are enough to fill the budget under the species cap; an abundant species gets its own,
+   tighter cut (:func:`species_cuts`, checked to have delivered enough rows). Only rows under their cut
+   leave the scan; windows rank them within species and group (hash order) and prune what is surely
+   over the cap / budget. If the walk runs out before the budget fills, the cuts widen and it reruns.
 3. *Walk* (Python, small): per group in hash order, a candidate is taken while its species is under
    the cap and the group under budget, after its image is verified (present, decodable, size) and
    its common name resolved to English. Image checks run in batches; a failed one gives its slot to the
    next candidate, so the result equals the sequential walk over verified rows.
 
 Every row the walk examines that is not selected gets a per-row exclusion record with its reason;
-rows beyond the cut are counted as ``not_reached``; all other reasons are counted by the lineage pass.
+rows beyond the cut are counted as ``not_reached`` (rows of a tightened species beyond its own cut as
+``over_species_cap``); all other reasons are counted by the lineage pass. Duplicate uuids are found
+among the rows under the cuts (equal uuids have equal hashes, so both copies fall under the same cut
+unless they sit in different groups); every copy is excluded, since the label is ambiguous.
 Choices where the paper is silent: threshold 224 px on the short side, cap 50 images per species
 (Gymnosperms 200: "significantly relaxing our sampling constraints", §M.2), budget 10 000 per group.
+
+The order key is DuckDB's 64-bit ``hash(uuid)``: cheap enough to stream (an MD5 costs 11x more), but
+defined by DuckDB, so a rebuild reproduces the selection byte for byte only with the same DuckDB
+version (recorded in the summary); the released manifest pins uuids and image hashes either way (§L.1).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 HASH_MAX = 2**64  # DuckDB hash() is a UBIGINT
@@ -41,7 +50,10 @@ GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Arachnids": ("class", ("Arachnida",)),
     "Birds": ("class", ("Aves",)),
     "Bryophytes": ("phylum", ("Bryophyta",)),
-    "Fish": ("class", ("Actinopterygii", "Teleostei", "Elasmobranchii", "Holocephali", "Coelacanthi", "Dipneusti")),
+    "Fish": (
+        "class",
+        ("Actinopterygii", "Teleostei", "Elasmobranchii", "Holocephali", "Coelacanthi", "Dipneusti"),
+    ),
     "Gymnosperms": ("class", ("Pinopsida",)),
     "Insects": ("class", ("Insecta",)),
     "Mammals": ("class", ("Mammalia",)),
@@ -88,7 +100,9 @@ MANIFEST_SCHEMA = pa.schema(
         ("height", pa.int32()),
     ]
 )
-EXCLUSION_SCHEMA = pa.schema([("id", pa.string()), ("group", pa.string()), ("reason", pa.string()), ("detail", pa.string())])
+EXCLUSION_SCHEMA = pa.schema(
+    [("id", pa.string()), ("group", pa.string()), ("reason", pa.string()), ("detail", pa.string())]
+)
 EXPOSURE_SCHEMA = pa.schema([("node", pa.string()), ("rank", pa.string()), ("exposure", pa.int64())])
 
 
@@ -151,13 +165,16 @@ def group_case(prefix: str = "") -> str:
 
 
 def _catalog_sql(files: list[Path], mapping: dict[str, str | None]) -> str:
-    """A SELECT normalizing catalog columns (empty strings -> NULL; sizes when the catalog has them)."""
+    """A SELECT of the raw catalog columns under builder names (plus ``min_side`` when sizes exist).
+
+    Normalization (empty string -> NULL) is applied after aggregation/filtering, on few rows.
+    """
     cols = []
     for col in ("uuid", *RANKS, "scientific_name", "common_name"):
         src = mapping.get(col)
-        cols.append(f"NULLIF(CAST({_q(src)} AS VARCHAR), '') AS {_q(col)}" if src else f"NULL::VARCHAR AS {_q(col)}")
+        cols.append(f"CAST({_q(src)} AS VARCHAR) AS {_q(col)}" if src else f"NULL::VARCHAR AS {_q(col)}")
     if mapping.get("resized_size"):
-        cols.append('least(resized_size[1], resized_size[2]) AS min_side')
+        cols.append("least(resized_size[1], resized_size[2]) AS min_side")
     elif mapping.get("width") and mapping.get("height"):
         cols.append("least(width, height) AS min_side")
     else:
@@ -166,11 +183,22 @@ def _catalog_sql(files: list[Path], mapping: dict[str, str | None]) -> str:
     return f"SELECT {', '.join(cols)} FROM read_parquet([{paths}])"
 
 
-def _complete_sql(prefix: str = "") -> str:
+def _nullif(col: str) -> str:
+    return f"NULLIF({_q(col)}, '') AS {_q(col)}"
+
+
+def _complete_sql(group_col: str = "grp") -> str:
     """SQL predicate: every rank the generator needs is present (order may be null for reptiles)."""
-    need = [f"{prefix}{_q(r)} IS NOT NULL" for r in RANKS if r != "order"]
-    order_ok = f"({prefix}{_q('order')} IS NOT NULL OR ({group_case(prefix)}) IN ({', '.join(_lit(g) for g in sorted(NO_ORDER_GROUPS))}))"
+    need = [f"{_q(r)} IS NOT NULL" for r in RANKS if r != "order"]
+    no_order = ", ".join(_lit(g) for g in sorted(NO_ORDER_GROUPS))
+    order_ok = f"({_q('order')} IS NOT NULL OR {group_col} IN ({no_order}))"
     return " AND ".join([*need, order_ok])
+
+
+def _duckdb_version() -> str:
+    import duckdb
+
+    return duckdb.__version__
 
 
 def connect(threads: int = 2, memory_limit: str = "512MB", temp_dir: Path | None = None):
@@ -188,70 +216,73 @@ def connect(threads: int = 2, memory_limit: str = "512MB", temp_dir: Path | None
     return con
 
 
-def lineage_pass(con, catalog_sql: str, min_side: int) -> pa.Table:
-    """Per distinct lineage: image count, rows with a common name, rows with one and a small size."""
+def lineage_pass(con, catalog_sql: str, min_side: int) -> None:
+    """Table ``c1_lin``: per distinct lineage (empty -> NULL), image count, rows with a common name,
+    rows with one and a catalog-declared size under ``min_side``. One hash aggregate over the catalog."""
     lineage_hash = "hash(" + ", ".join(_q(r) for r in RANKS) + ")"
+    con.execute("DROP TABLE IF EXISTS c1_lin")
+    con.execute(f"""
+        CREATE TEMP TABLE c1_lin AS
+        WITH raw AS (
+            SELECT {", ".join(f"any_value({_q(r)}) AS {_q(r)}" for r in RANKS)},
+                   count(*) AS n,
+                   count(*) FILTER (WHERE common_name <> '') AS n_common,
+                   count(*) FILTER (WHERE common_name <> '' AND min_side < {int(min_side)}) AS n_small
+            FROM ({catalog_sql}) GROUP BY {lineage_hash}
+        ), norm AS (
+            SELECT {", ".join(_nullif(r) for r in RANKS)}, n, n_common, n_small FROM raw
+        )
+        SELECT {", ".join(_q(r) for r in RANKS)}, {group_case()} AS grp,
+               sum(n)::BIGINT AS n, sum(n_common)::BIGINT AS n_common, sum(n_small)::BIGINT AS n_small
+        FROM norm GROUP BY ALL
+    """)
+
+
+_EPITHET_SQL = (
+    "CASE WHEN species LIKE genus || ' %' THEN ltrim(substr(species, length(genus) + 2)) "
+    "WHEN regexp_matches(species, '^[A-Z]\\S*\\s') THEN regexp_replace(species, '^\\S+\\s+', '') ELSE species END"
+)
+
+
+def exposure_counts(con) -> pa.Table:
+    """c(t) for every node id (Contract 5 ids, kingdom down, missing ranks skipped) over the whole catalog."""
+    levels = []
+    for k, rank in enumerate(RANKS):
+        parts = [_q(r) for r in RANKS[:k]] + ([_EPITHET_SQL] if rank == "species" else [_q(rank)])
+        levels.append(
+            f"SELECT {_lit(rank)} AS rank, concat_ws('|', {', '.join(parts)}) AS node, n "
+            f"FROM c1_lin WHERE {_q(rank)} IS NOT NULL"
+        )
     sql = f"""
-        SELECT {", ".join(f"any_value({_q(r)}) AS {_q(r)}" for r in RANKS)},
-               count(*) AS n,
-               count(common_name) AS n_common,
-               count(*) FILTER (WHERE common_name IS NOT NULL AND min_side < {int(min_side)}) AS n_small
-        FROM ({catalog_sql}) GROUP BY {lineage_hash}
+        SELECT node, rank, sum(n)::BIGINT AS exposure FROM ({" UNION ALL ".join(levels)})
+        GROUP BY node, rank ORDER BY node, rank
     """
-    table = con.sql(sql).to_arrow_table()
-    # deterministic order for everything computed from it
-    return table.sort_by([(r, "ascending") for r in RANKS] + [("n", "ascending")])
+    return con.sql(sql).to_arrow_table().cast(EXPOSURE_SCHEMA)
 
 
-def exposure_counts(lineages: pa.Table) -> dict[str, tuple[str, int]]:
-    """c(t) for every node id (Contract 5 ids) over the whole catalog: {node: (rank, count)}."""
-    from biovqa.taxonomy import lineage_path
-
-    out: dict[str, list] = {}
-    cols = {c: lineages[c].to_pylist() for c in (*RANKS, "n")}
-    for i in range(lineages.num_rows):
-        lineage = {r: cols[r][i] for r in RANKS}
-        node = ""
-        for rank, segment, _ in lineage_path(lineage):
-            node = f"{node}|{segment}" if node else segment
-            hit = out.get(node)
-            if hit is None:
-                out[node] = [rank, cols["n"][i]]
-            else:
-                hit[1] += cols["n"][i]
-    return {k: (v[0], v[1]) for k, v in out.items()}
-
-
-def _group_of(row: dict) -> str | None:
-    for group, (rank, values) in GROUPS.items():
-        if row.get(rank) in values:
-            return group
-    return None
-
-
-def _complete(row: dict, group: str | None) -> bool:
-    return all(row.get(r) for r in RANKS if r != "order") and (bool(row.get("order")) or group in NO_ORDER_GROUPS)
-
-
-def lineage_exclusions(lineages: pa.Table) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    """Counted exclusions from the lineage pass, and per group {species binomial: eligible rows}."""
+def lineage_exclusions(con) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Counted exclusions from the lineage pass, and per group {genus/species key: eligible rows}."""
+    complete = _complete_sql()
+    rows = con.sql(f"""
+        SELECT
+            sum(n) FILTER (WHERE grp IS NULL) AS not_in_group,
+            sum(n) FILTER (WHERE grp IS NOT NULL AND NOT ({complete})) AS incomplete_lineage,
+            sum(n - n_common) FILTER (WHERE grp IS NOT NULL AND ({complete})) AS missing_common_name,
+            sum(n_small) FILTER (WHERE grp IS NOT NULL AND ({complete})) AS below_resolution
+        FROM c1_lin
+    """).fetchall()[0]
     counts = dict.fromkeys(REASONS, 0)
+    for name, value in zip(
+        ("not_in_group", "incomplete_lineage", "missing_common_name", "below_resolution"), rows, strict=True
+    ):
+        counts[name] = int(value or 0)
     eligible: dict[str, dict[str, int]] = {g: {} for g in GROUPS}
-    cols = {c: lineages[c].to_pylist() for c in lineages.column_names}
-    for i in range(lineages.num_rows):
-        row = {c: cols[c][i] for c in cols}
-        group = _group_of(row)
-        if group is None:
-            counts["not_in_group"] += row["n"]
-        elif not _complete(row, group):
-            counts["incomplete_lineage"] += row["n"]
-        else:
-            counts["missing_common_name"] += row["n"] - row["n_common"]
-            counts["below_resolution"] += row["n_small"]
-            ok = row["n_common"] - row["n_small"]
-            if ok:
-                key = f"{row['genus']}\t{row['species']}"
-                eligible[group][key] = eligible[group].get(key, 0) + ok
+    per_species = con.sql(f"""
+        SELECT grp, genus || chr(9) || species AS k, sum(n_common - n_small)::BIGINT AS ok
+        FROM c1_lin WHERE grp IS NOT NULL AND ({complete}) GROUP BY ALL HAVING ok > 0 ORDER BY grp, k
+    """).fetchall()
+    for group, key, ok in per_species:
+        eligible[group][key] = int(ok)
     return counts, eligible
 
 
@@ -270,30 +301,88 @@ def hash_cut(species_counts: Iterable[int], cap: int, need: int) -> float:
     return min(1.0, hi * 1.05)
 
 
+def species_cuts(
+    eligible: dict[str, dict[str, int]], cuts: dict[str, float], config: SelectionConfig, slack: float
+) -> pa.Table:
+    """Per-species hash cuts tighter than the group's for abundant species.
+
+    A species with n eligible rows needs at most ``cap * slack`` of them; its cut is set so that about
+    four times that many fall under it (``4 * cap * slack / n``). :func:`candidate_pass` verifies that
+    every tightened species still delivered ``cap * slack`` rows (else the caller widens and redoes),
+    so the result equals the untightened one.
+    """
+    rows = {"grp": [], "genus": [], "species": [], "cut": []}
+    for group, per in eligible.items():
+        if group not in cuts:
+            continue
+        need = 4 * config.cap(group) * slack
+        for key, n in per.items():
+            f = need / n
+            if f < cuts[group]:
+                genus, species = key.split("\t")
+                rows["grp"].append(group)
+                rows["genus"].append(genus)
+                rows["species"].append(species)
+                rows["cut"].append(min(HASH_MAX - 1, math.floor(f * HASH_MAX)))
+    return pa.table(
+        {
+            "grp": pa.array(rows["grp"], pa.string()),
+            "genus": pa.array(rows["genus"], pa.string()),
+            "species": pa.array(rows["species"], pa.string()),
+            "cut": pa.array(rows["cut"], pa.uint64()),
+        }
+    )
+
+
 def candidate_pass(
-    con, catalog_sql: str, cuts: dict[str, float], config: SelectionConfig, slack: float
+    con,
+    catalog_sql: str,
+    cuts: dict[str, float],
+    config: SelectionConfig,
+    slack: float,
+    tight: pa.Table,
 ) -> tuple[pa.Table, dict[str, int]]:
-    """Rows under their group's hash cut that the walk may need, in (group, hash) order.
+    """Rows under their group's (or species') hash cut that the walk may need, in (group, hash) order.
 
     Eligible, non-duplicate rows are pruned in SQL to the first ``cap * slack`` of their species and the
     first ``budget * slack`` of their group (hash order); the pruned ones are counted as over the cap /
     budget. Duplicated uuids come back (flag ``dup``) so each gets its own exclusion record.
+    ``short_species`` counts tightened species that delivered fewer than ``cap * slack`` rows.
     """
     cut_sql = " ".join(
-        f"WHEN {_lit(g)} THEN {min(HASH_MAX - 1, math.floor(f * HASH_MAX))}::UBIGINT" for g, f in sorted(cuts.items())
+        f"WHEN {_lit(g)} THEN {min(HASH_MAX - 1, math.floor(f * HASH_MAX))}::UBIGINT"
+        for g, f in sorted(cuts.items())
     )
     top_int = min(HASH_MAX - 1, math.floor(max(cuts.values()) * HASH_MAX))
     cap_sql = " ".join(f"WHEN {_lit(g)} THEN {int(config.cap(g) * slack) + 1}" for g in sorted(GROUPS))
+    source = f"""
+        SELECT *, hash(uuid) AS h FROM ({catalog_sql})
+        WHERE uuid IS NOT NULL AND uuid <> '' AND hash(uuid) <= {top_int}::UBIGINT"""
     budget = int(config.budget_per_group * slack) + 1
+    con.register("c1_tight_arrow", tight)
+    con.execute("DROP TABLE IF EXISTS c1_tight")
+    # integer join key: hashing the three strings once per row beats a three-string hash join
+    con.execute(
+        "CREATE TEMP TABLE c1_tight AS SELECT hash(grp, genus, species) AS k, cut FROM c1_tight_arrow"
+    )
+    con.unregister("c1_tight_arrow")
     con.execute("DROP TABLE IF EXISTS c1_cand")
     con.execute(f"""
         CREATE TEMP TABLE c1_cand AS
-        WITH c AS (
-            SELECT *, hash(uuid) AS h, {group_case()} AS grp
-            FROM ({catalog_sql}) WHERE uuid IS NOT NULL AND hash(uuid) <= {top_int}::UBIGINT
+        WITH r AS ({source}), c AS (
+            SELECT {", ".join(_nullif(col) for col in ("uuid", *RANKS, "scientific_name", "common_name"))},
+                   min_side, h
+            FROM r
+        ), c2 AS (
+            SELECT *, {group_case()} AS grp FROM c
+        ), j AS (
+            SELECT c3.*, t.cut AS species_cut
+            FROM (SELECT * FROM c2 WHERE grp IS NOT NULL AND h <= CASE grp {cut_sql} ELSE 0::UBIGINT END) c3
+            LEFT JOIN c1_tight t ON t.k = hash(c3.grp, c3.genus, c3.species)
         ), k AS (
-            SELECT *, count(*) OVER (PARTITION BY uuid) > 1 AS dup
-            FROM c WHERE grp IS NOT NULL AND h <= CASE grp {cut_sql} ELSE 0::UBIGINT END
+            -- equal uuids have equal hashes: partitioning by the integer is the cheap duplicate test
+            SELECT *, count(*) OVER (PARTITION BY h) > 1 AS dup
+            FROM j WHERE species_cut IS NULL OR h <= species_cut
         ), e AS (
             SELECT * FROM k WHERE ({_complete_sql()}) AND common_name IS NOT NULL
                 AND (min_side IS NULL OR min_side >= {int(config.min_side)})
@@ -306,6 +395,7 @@ def candidate_pass(
             FROM s
         )
         SELECT uuid, h, grp, {", ".join(_q(r) for r in RANKS)}, scientific_name, common_name, min_side, dup,
+               species_cut IS NOT NULL AS tightened, srn,
                CASE WHEN dup THEN 'keep' WHEN srn > (CASE grp {cap_sql} END) THEN 'over_species_cap'
                     WHEN grn > {budget} THEN 'over_group_budget' ELSE 'keep' END AS fate
         FROM g
@@ -314,8 +404,19 @@ def candidate_pass(
     cols = f"uuid, h, grp, {', '.join(_q(r) for r in RANKS)}, scientific_name, common_name, min_side, dup"
     table = con.sql(f"SELECT {cols} FROM c1_cand WHERE fate = 'keep'").to_arrow_table()
     examined = int(con.sql("SELECT count(*) FROM c1_cand").fetchall()[0][0])
+    short = con.sql(f"""
+        SELECT count(*) FROM (
+            SELECT grp, genus, species, max(srn) AS got FROM c1_cand WHERE tightened AND NOT dup GROUP BY ALL
+        ) WHERE got < (CASE grp {cap_sql} END) - 1
+    """).fetchall()[0][0]
+    examined_tight = con.sql("SELECT count(*) FROM c1_cand WHERE tightened").fetchall()[0][0]
     table = table.sort_by([("grp", "ascending"), ("h", "ascending"), ("uuid", "ascending")])
-    return table, {"examined": examined, **pruned}
+    return table, {
+        "examined": examined,
+        "short_species": int(short),
+        "examined_tight": int(examined_tight),
+        **pruned,
+    }
 
 
 @dataclass
@@ -323,7 +424,7 @@ class WalkResult:
     selected: list[dict] = field(default_factory=list)
     excluded: list[tuple[str, str, str, str]] = field(default_factory=list)  # id, group, reason, detail
     short_groups: list[str] = field(default_factory=list)  # groups that ran out of candidates
-    failures: dict = field(default_factory=dict)  # (group, "") -> failed image checks
+    failures: dict[str, int] = field(default_factory=dict)  # group -> failed image checks
 
 
 def walk(
@@ -360,7 +461,9 @@ def _simulate(candidates, config, verified, names, cuts) -> WalkResult:
     for c in candidates:
         group = c["grp"]
         if c["dup"]:
-            out.excluded.append((c["uuid"], group, "duplicate_uuid", "uuid appears more than once in the catalog"))
+            out.excluded.append(
+                (c["uuid"], group, "duplicate_uuid", "uuid appears more than once in the catalog")
+            )
             continue
         english, mechanism, detail = names[(c["scientific_name"], c["common_name"])]
         if english is None:
@@ -380,12 +483,12 @@ def _simulate(candidates, config, verified, names, cuts) -> WalkResult:
         per_species[key] = per_species.get(key, 0) + 1
         per_group[group] = per_group.get(group, 0) + 1
         out.selected.append(dict(c, common_name_en=english, common_name_mechanism=mechanism))
-    out.short_groups = sorted(g for g in cuts if per_group.get(g, 0) < config.budget_per_group and cuts[g] < 1.0)
-    failed: dict[tuple[str, str], int] = {}
-    for uuid_, group, reason, _ in out.excluded:
+    out.short_groups = sorted(
+        g for g in cuts if per_group.get(g, 0) < config.budget_per_group and cuts[g] < 1.0
+    )
+    for _, group, reason, _ in out.excluded:
         if reason in ("image_missing", "image_corrupt", "below_resolution"):
-            failed[(group, "")] = failed.get((group, ""), 0) + 1
-    out.failures = failed
+            out.failures[group] = out.failures.get(group, 0) + 1
     return out
 
 
@@ -415,10 +518,15 @@ def select_from_catalog(
     catalog_sql = _catalog_sql(list(catalog_files), mapping)
     con = connect(threads, memory_limit, out_dir / ".duckdb-tmp")
     try:
-        lineages = lineage_pass(con, catalog_sql, config.min_side)
-        counts, eligible = lineage_exclusions(lineages)
-        exposure = exposure_counts(lineages)
-        catalog_rows = int(pc.sum(lineages["n"]).as_py() or 0)
+        timings: dict[str, float] = {}
+        t0, c0 = time.perf_counter(), time.process_time()
+        lineage_pass(con, catalog_sql, config.min_side)
+        timings["lineage_pass"] = time.perf_counter() - t0
+        timings["lineage_pass_cpu"] = time.process_time() - c0
+        counts, eligible = lineage_exclusions(con)
+        exp_table = exposure_counts(con)
+        timings["exposure"] = time.perf_counter() - t0 - timings["lineage_pass"]
+        catalog_rows = int(con.sql("SELECT coalesce(sum(n), 0) FROM c1_lin").fetchall()[0][0])
         n_eligible = sum(sum(s.values()) for s in eligible.values())
         factor, slack = config.oversample, 2.0
         while True:
@@ -428,17 +536,29 @@ def select_from_catalog(
                 if eligible[g]
             }
             if cuts:
-                cand_table, sql_counts = candidate_pass(con, catalog_sql, cuts, config, slack)
+                t1, cpu1 = time.perf_counter(), time.process_time()
+                tight = species_cuts(eligible, cuts, config, slack)
+                cand_table, sql_counts = candidate_pass(con, catalog_sql, cuts, config, slack, tight)
+                timings["candidate_pass"] = timings.get("candidate_pass", 0.0) + time.perf_counter() - t1
+                timings["candidate_pass_cpu"] = (
+                    timings.get("candidate_pass_cpu", 0.0) + time.process_time() - cpu1
+                )
+                timings["candidates"] = sql_counts["examined"]
             else:
                 cand_table, sql_counts = None, {"examined": 0}
             candidates = cand_table.to_pylist() if cand_table is not None else []
             for c in candidates:
                 c["species_binomial"] = f"{c['genus']} {_epithet(c['species'], c['genus'])}"
                 c["scientific_name"] = c["species_binomial"]
+            t1 = time.perf_counter()
             result = walk(candidates, config, verify, english, cuts)
+            timings["walk"] = timings.get("walk", 0.0) + time.perf_counter() - t1
+            timings["rounds"] = timings.get("rounds", 0) + 1
             # image failures may have eaten the pruning slack: then widen and redo (same result, more rows)
-            slack_used = max(result.failures.values(), default=0) >= min(config.budget_per_group, config.species_cap) * (slack - 1)
-            if not result.short_groups and not slack_used:
+            slack_used = max(result.failures.values(), default=0) >= min(
+                config.budget_per_group, config.species_cap
+            ) * (slack - 1)
+            if not result.short_groups and not slack_used and not sql_counts.get("short_species"):
                 break
             factor, slack = factor * 4, slack * 2
     finally:
@@ -449,16 +569,22 @@ def select_from_catalog(
     counts["over_species_cap"] += sql_counts.get("over_species_cap", 0)
     counts["over_group_budget"] += sql_counts.get("over_group_budget", 0)
     pruned = sql_counts.get("over_species_cap", 0) + sql_counts.get("over_group_budget", 0)
-    counts["not_reached"] = n_eligible - len(candidates) - pruned
+    # rows of a tightened species beyond its own cut: that species already delivered cap * slack rows
+    tight_rows = (
+        sum(
+            eligible[g][f"{ge}\t{sp}"]
+            for g, ge, sp in zip(*(tight[c].to_pylist() for c in ("grp", "genus", "species")), strict=True)
+        )
+        if cuts
+        else 0
+    )
+    beyond = tight_rows - sql_counts.get("examined_tight", 0)
+    counts["over_species_cap"] += beyond
+    counts["not_reached"] = n_eligible - len(candidates) - pruned - beyond
     manifest = _manifest_table(result.selected)
     excl = sorted(result.excluded, key=lambda e: (e[1], e[2], e[0]))
     excl_table = pa.Table.from_pylist(
         [{"id": e[0], "group": e[1], "reason": e[2], "detail": e[3]} for e in excl], schema=EXCLUSION_SCHEMA
-    )
-    exp_rows = sorted(exposure.items())
-    exp_table = pa.table(
-        {"node": [k for k, _ in exp_rows], "rank": [v[0] for _, v in exp_rows], "exposure": [v[1] for _, v in exp_rows]},
-        schema=EXPOSURE_SCHEMA,
     )
     pq.write_table(manifest, out_dir / "c1_manifest.parquet")
     pq.write_table(excl_table, out_dir / "c1_exclusions.parquet")
@@ -473,6 +599,8 @@ def select_from_catalog(
         "exclusions": {k: v for k, v in counts.items() if v},
         "accounted": manifest.num_rows + sum(counts.values()) == catalog_rows,
         "cuts": {g: round(f, 6) for g, f in sorted(cuts.items())},
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+        "order_key": f"duckdb {_duckdb_version()} hash(uuid)",
     }
 
 

@@ -160,7 +160,11 @@ def objects_manifest(source: str, read: ReadResult, root: Path, out_dir: Path, r
 
 
 def beetles_manifest(plates, excluded_in, root: Path, out_dir: Path, report: Report) -> dict:
-    """Verify NEON-beetle plates (image + lines inside it) and write ``neon_beetles.parquet``."""
+    """Verify NEON-beetle plates (image + lines inside it) and write ``neon_beetles.parquet``.
+
+    A plate whose count cannot be verified stays (its measurements are usable) with
+    ``count_verified=False`` and an exclusion row ``<picture>#count``; excluded beetles appear as
+    ``<picture>_<individual>``."""
     rows, excluded = [], list(excluded_in)
     for p in plates:
         try:
@@ -308,4 +312,9 @@ def build(
         summary[source]["bad_row_examples"] = [str(b) for b in report.bad[:20]]
         if report.bad:
             print(f"[manifests] {source}: {report.summary()}", file=sys.stderr)
+    per = [v for v in summary.values() if isinstance(v, dict)]
+    summary["rows"] = sum(v.get("rows", 0) for v in per)
+    summary["excluded_total"] = sum(sum(v.get("excluded", {}).values()) for v in per)
+    summary["bad_rows"] = sum(v.get("bad_rows", 0) for v in per)
+    summary["sources_failed"] = sum("error" in v for v in per)
     return summary

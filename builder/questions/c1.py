@@ -57,28 +57,50 @@ def _related(tax: Taxonomy, a: int, b: int) -> bool:
     return lca in (a, b)
 
 
+Pool = list[tuple[str, str, int]]  # (name, normalized name, vernacular node index)
+
+
 def draw_options(
-    row: dict, pools: dict[tuple[str, str], list[str]], tax: Taxonomy, vern: dict[str, str], seed: int
+    row: dict, pools: dict[tuple[str, str], Pool], tax: Taxonomy, vern: dict[str, str], seed: int
 ) -> tuple[list[str], int]:
-    """Four options (answer + three distractors), shuffled; returns (options, answer index)."""
+    """Four options (answer + three distractors), shuffled; returns (options, answer index).
+
+    Distractors are a uniform sample without replacement of the valid names of the pool (rejection
+    sampling on large pools, a full filter on small ones), from a per-item generator.
+    """
     answer = row["common_name"]
-    gold = tax.index(vern[normalize_name(answer)])
+    answer_norm = normalize_name(answer)
+    gold = tax.index(vern[answer_norm])
     chosen: list[str] = []
+    chosen_norm: set[str] = set()
+
+    def valid(entry: tuple[str, str, int]) -> bool:
+        _, norm, node = entry
+        return norm != answer_norm and norm not in chosen_norm and not _related(tax, node, gold)
+
     for level in ("class", "phylum", "kingdom", "all"):
-        key = (level, row[level] if level != "all" else "")
-        pool = []
-        for name in pools.get(key, []):
-            if normalize_name(name) == normalize_name(answer) or name in chosen:
-                continue
-            node = tax.index(vern[normalize_name(name)])
-            if _related(tax, node, gold):
-                continue
-            pool.append(name)
+        pool = pools.get((level, row[level] if level != "all" else ""), [])
         need = 3 - len(chosen)
-        if len(pool) >= need:
-            chosen += _rng(seed, row["id"], "mcq", level).sample(pool, need)
+        rng = _rng(seed, row["id"], "mcq", level)
+        picked: list[tuple[str, str, int]] = []
+        if len(pool) > 64:
+            seen: set[int] = set()
+            for _ in range(50 * need):
+                i = rng.randrange(len(pool))
+                if i not in seen and valid(pool[i]):
+                    picked.append(pool[i])
+                    if len(picked) == need:
+                        break
+                seen.add(i)
+            else:
+                picked = []  # too many rejections: fall back to the full filter
+        if len(picked) < need:
+            ok = [e for e in pool if valid(e)]
+            picked = rng.sample(ok, need) if len(ok) >= need else ok
+        chosen += [e[0] for e in picked]
+        chosen_norm.update(e[1] for e in picked)
+        if len(chosen) == 3:
             break
-        chosen += pool
     if len(chosen) < 3:
         raise ValueError(f"{row['id']}: fewer than three distractors available in the whole corpus")
     options = [answer, *chosen]
@@ -86,21 +108,26 @@ def draw_options(
     return options, options.index(answer)
 
 
-def _pools(rows: Sequence[dict]) -> dict[tuple[str, str], list[str]]:
-    """Distinct common names per class / phylum / kingdom / corpus (sorted: deterministic draws)."""
-    pools: dict[tuple[str, str], set[str]] = {}
+def _pools(rows: Sequence[dict], tax: Taxonomy, vern: dict[str, str]) -> dict[tuple[str, str], Pool]:
+    """Distinct common names per class / phylum / kingdom / corpus, sorted (deterministic draws)."""
+    pools: dict[tuple[str, str], dict[str, str]] = {}
     for r in rows:
+        norm = normalize_name(r["common_name"])
         for level in ("class", "phylum", "kingdom", "all"):
-            pools.setdefault((level, r[level] if level != "all" else ""), set()).add(r["common_name"])
-    return {k: sorted(v, key=lambda n: (normalize_name(n), n)) for k, v in pools.items()}
+            names = pools.setdefault((level, r[level] if level != "all" else ""), {})
+            if norm not in names or r["common_name"] < names[norm]:
+                names[norm] = r["common_name"]
+    return {key: [(names[n], n, tax.index(vern[n])) for n in sorted(names)] for key, names in pools.items()}
 
 
-def generate(rows: Sequence[dict], exposure: dict[str, int], seed: int = 42) -> tuple[list[dict], Taxonomy, dict, list[str]]:
+def generate(
+    rows: Sequence[dict], exposure: dict[str, int], seed: int = 42
+) -> tuple[list[dict], Taxonomy, dict, list[str]]:
     """All C1 records for the manifest rows; returns (records, tree, vernacular index, tier log)."""
     rows = list(rows)
     tax = build_tree(rows)
     vern = build_vernacular(rows, tax)
-    pools = _pools(rows)
+    pools = _pools(rows, tax, vern)
     records: list[dict] = []
     items: list[Item] = []
     for row in rows:
@@ -176,7 +203,11 @@ def validate_records(records: Sequence[dict], chunk: int = 4096) -> None:
     for start in range(0, len(records), chunk):
         part = records[start : start + chunk]
         for rec in part:
-            if rec.keys() != _COLUMNS or rec["answer_form"] not in schema.ANSWER_FORMS or rec["component"] != "c1":
+            if (
+                rec.keys() != _COLUMNS
+                or rec["answer_form"] not in schema.ANSWER_FORMS
+                or rec["component"] != "c1"
+            ):
                 schema.validate_record(rec)  # raises with the reason
         try:
             pa.Table.from_pylist(list(part), schema=schema.QUESTION_SCHEMA)

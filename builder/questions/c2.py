@@ -19,8 +19,8 @@ Construction (choices where the paper is silent are marked *choice*):
   (§3.2); options are those three parts plus two other parts (*choice*: unmarked visible parts
   first); the marked image is rendered and embedded as JPEG.
 * visibility_partset — ten items per image (117 880 = 10 x 11 788): triples of parts with 0, 1 or 3
-  visible (a triple with two visible has no correct option), drawn uniformly (*choice*) from all
-  such triples; gold = the visible part, "None" or "All three".
+  visible (a triple with two visible has no correct option), the three outcomes taking turns
+  (*choice*, :meth:`C2Generator.partset_triples`); gold = the visible part, "None" or "All three".
 * visibility_side — eye, leg, wing for every image: Left / Right / Both / None from CUB visibility.
 * category_mcq / open_kind_of — classes whose common name has a head noun; category distractors
   are four other CUB categories. open_common_name / open_scientific_name / open_genus follow the
@@ -32,17 +32,15 @@ Every item draws from its own ``random.Random(f"{seed}:{qid}")``, so items do no
 
 from __future__ import annotations
 
-import io
 import itertools
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from PIL import Image
-
 from biovqa import prompts, schema
-from builder.common import jpeg_bytes, open_image_checked
+from builder.common import jpeg_bytes, open_image_checked, sha256_bytes
 from builder.manifests.c2 import MIN_CANDIDATE_CERTAINTY
 from builder.render.markers import (
     MARKER_COLORS,
@@ -150,6 +148,9 @@ class C2Generator:
         }
         self.categories = sorted({c["category"] for c in classes.values() if c["category"]})
         self.open_golds = {fam: self._open_golds(fam) for fam in prompts.C2_OPEN_FAMILIES}
+        self.open_gold_counts = {
+            fam: Counter(g.casefold() for g in golds) for fam, golds in self.open_golds.items()
+        }
 
     # ------------------------------------------------------------------ helpers
     def _skip(self, reason: str) -> None:
@@ -202,12 +203,7 @@ class C2Generator:
         """40 golds of other items of the family whose gold differs (all of them when fewer)."""
         golds = self.open_golds[family]
         key = gold.casefold()
-        others = (
-            len(golds) - sum(1 for g in golds if g.casefold() == key)
-            if len(golds) < 4 * CHANCE_POOL_SIZE
-            else None
-        )
-        if others is not None and others <= CHANCE_POOL_SIZE:
+        if len(golds) - self.open_gold_counts[family][key] <= CHANCE_POOL_SIZE:
             return [g for g in golds if g.casefold() != key]
         picked: set[int] = set()
         while len(picked) < CHANCE_POOL_SIZE:
@@ -349,7 +345,11 @@ class C2Generator:
         options = [*marked_parts, *fill]
         rng.shuffle(options)
         src = self.images_dir / row["path"]
-        img = open_image_checked(src.read_bytes(), str(src))
+        data = src.read_bytes() if src.is_file() else b""
+        if sha256_bytes(data) != row["sha256"]:  # the manifest pins the bytes; never render others
+            self._skip("marker_localization: source image missing or changed since the manifest")
+            return
+        img = open_image_checked(data, str(src))
         rendered = render_markers(img, markers, radius)
         target = markers[-1]
         question = prompts.c2_question(
@@ -367,13 +367,33 @@ class C2Generator:
         image = {"bytes": jpeg_bytes(rendered, quality=MARKER_JPEG_QUALITY), "path": None}
         yield _record("marker_localization", qid, question, options, answer, idx, c2, image=image)
 
+    @staticmethod
+    def partset_triples(vis: dict[str, bool], rng: random.Random) -> list[tuple[str, ...]]:
+        """Up to ten distinct triples with 0, 1 or 3 visible parts, outcomes balanced (*choice*).
+
+        A typical CUB bird shows 10-14 of its 15 parts, so uniform triples would be mostly "All
+        three"; instead the outcomes (None / one part / All three) take turns as far as the image
+        has triples of each kind, so no constant answer does well.
+        """
+        by_outcome: dict[int, list[tuple[str, ...]]] = {0: [], 1: [], 3: []}
+        for t in itertools.combinations(list(vis), 3):
+            n = sum(vis[p] for p in t)
+            if n in by_outcome:
+                by_outcome[n].append(t)
+        pools = [rng.sample(ts, len(ts)) for n, ts in sorted(by_outcome.items()) if ts]
+        rng.shuffle(pools)
+        chosen: list[tuple[str, ...]] = []
+        while len(chosen) < PARTSET_PER_IMAGE and any(pools):
+            for pool in pools:
+                if pool and len(chosen) < PARTSET_PER_IMAGE:
+                    chosen.append(pool.pop())
+        return chosen
+
     def visibility_partset(self, row: dict) -> Iterator[dict]:
         vis = {p["part"]: p["visible"] for p in row["parts"]}
-        triples = [t for t in itertools.combinations(list(vis), 3) if sum(vis[p] for p in t) in (0, 1, 3)]
         base_qid = f"c2.localization/cub/{row['image_id']:06d}-partset"
         rng = _item_rng(self.seed, base_qid)
-        chosen = rng.sample(triples, min(PARTSET_PER_IMAGE, len(triples)))
-        for k, triple in enumerate(chosen):
+        for k, triple in enumerate(self.partset_triples(vis, rng)):
             parts = list(triple)
             rng.shuffle(parts)
             options = prompts.visibility_partset_options(parts)
@@ -447,11 +467,6 @@ class C2Generator:
                 "chance_pool": self._chance_pool(family, gold, rng),
             }
             yield _record(family, qid, prompts.c2_question(family, **fields), [], gold, -1, c2, image_ref=ref)
-
-
-def marker_image(record: dict) -> Image.Image:
-    """Decode the embedded marker image of a record (tests, previews)."""
-    return Image.open(io.BytesIO(record["image"]["bytes"]))
 
 
 def generate(

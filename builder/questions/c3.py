@@ -5,8 +5,8 @@ Choices where the paper is silent or ambiguous (also in the report to the lead):
   datasets of Table 2 with WAID split by class: six WAID subsets (sheep, cattle, seals, camels,
   kiangs, zebras) + Boxes on Bees + NEON beetles + DePondFi + GZCD. GZCD's "three nested questions per
   image" are Grevy's zebras ⊂ zebras ⊂ animals. The corpus name goes to ``c3.corpus``.
-* Subsets: up to ``SUBSET_SIZE`` images, stratified by count into ``N_STRATA`` rank-quantile strata
-  taken round-robin (balanced sparse/dense mix).
+* Subsets: up to ``SUBSET_SIZE`` images, stratified by count into ``N_STRATA`` strata over the
+  distinct count values, taken round-robin (balanced sparse/dense mix).
 * Counting: every subset image is asked once in the easy tier (GZCD three times), once as the target
   of a medium item (partner panel from another dataset) and once of a hard item (partner from the same
   subset); the target side alternates by seeded choice.
@@ -127,11 +127,18 @@ def image_ref(source: str, row: dict) -> dict:
 
 
 def stratified(items: list, counts: list[int], n: int, rng: np.random.Generator) -> list:
-    """Up to ``n`` items, balanced over ``N_STRATA`` count strata (rank quantiles), in a stable order."""
+    """Up to ``n`` items balanced over ``N_STRATA`` count strata, in a stable (input) order.
+
+    Strata split the *distinct* count values into equal parts, so a bulk of sparse scenes with tied
+    counts cannot fill every stratum; strata are drawn round-robin, an exhausted one yields its turn.
+    """
     if len(items) <= n:
         return list(items)
-    order = sorted(range(len(items)), key=lambda i: (counts[i], i))
-    strata = [order[k * len(order) // N_STRATA : (k + 1) * len(order) // N_STRATA] for k in range(N_STRATA)]
+    values = sorted(set(counts))
+    rank = {v: i * N_STRATA // len(values) for i, v in enumerate(values)}
+    strata: list[list[int]] = [[] for _ in range(N_STRATA)]
+    for i, c in enumerate(counts):
+        strata[rank[c]].append(i)
     strata = [[s[i] for i in rng.permutation(len(s))] for s in strata]
     picked: list[int] = []
     while len(picked) < n:

@@ -61,13 +61,20 @@ def select_pairs(
     groups: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(photos_):
         groups[p["viewpoint"]].append(i)
-    sim = emb @ emb.T
     ind = [p["individual"] for p in photos_]
+    by_individual: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, p in enumerate(photos_):
+        by_individual[(p["viewpoint"], p["individual"])].append(i)
+    members = {g: np.array(m) for g, m in groups.items()}
+    member_ind = {g: np.array([ind[j] for j in m]) for g, m in groups.items()}
+
+    def sim(a: int, b) -> np.ndarray:  # row by row: no n×n matrix for catalogs of thousands of photos
+        return emb[b] @ emb[a]
 
     def pick(anchor: int, cands: list[int], closest: bool | None) -> int:
         if closest is None:
             return cands[int(rng.integers(len(cands)))]
-        vals = sim[anchor, cands]
+        vals = sim(anchor, cands)
         return cands[int(np.argmax(vals) if closest else np.argmin(vals))]
 
     same_mode = {"easy": True, "hard": False, "random": None}[condition]
@@ -76,13 +83,16 @@ def select_pairs(
     seen: set[tuple[int, int]] = set()
     for same, mode in ((True, same_mode), (False, diff_mode)):
         want = limit if same else sum(c[2] for c in chosen)
-        anchors = [i for i in range(len(photos_))]
-        anchors = [anchors[k] for k in rng.permutation(len(anchors))]
+        anchors = rng.permutation(len(photos_)).tolist()
         got = 0
         for a in anchors:
             if got >= want:
                 break
-            cands = [j for j in groups[photos_[a]["viewpoint"]] if j != a and (ind[j] == ind[a]) == same]
+            g = photos_[a]["viewpoint"]
+            if same:
+                cands = [j for j in by_individual[(g, ind[a])] if j != a]
+            else:
+                cands = members[g][member_ind[g] != ind[a]].tolist()
             if not cands:
                 continue
             b = pick(a, cands, mode)
@@ -90,7 +100,7 @@ def select_pairs(
             if key in seen:
                 continue
             seen.add(key)
-            chosen.append((a, b, same, float(sim[a, b])))
+            chosen.append((a, b, same, float(sim(a, b))))
             got += 1
     return chosen
 

@@ -2,7 +2,9 @@
 
 Pixel budgets (documented choices; the paper only says "a fixed pixel budget"):
 * counting canvases, every tier: ``COUNT_CANVAS`` = 1024×768 (one panel fills it; two panels split
-  it left/right, so a target covers about half the area it covers in the one-panel tier);
+  it left/right into halves). The paper says a target then covers "about half the area"; with the
+  aspect ratio kept, a 4:3 photo in a half-canvas panel covers a quarter of its one-panel area (a 2:3
+  portrait photo loses nothing), so the area cut depends on the photo's aspect;
 * relative counting 2×2 grid: ``GRID_CANVAS`` = 1024×768 (four 508×380 panels);
 * beetle-tray overlays (distances, relative position): longest side ``TRAY_MAX_SIDE`` = 2048,
   never upscaled, so the real 5568×3712 trays are shown at 2048×1365;

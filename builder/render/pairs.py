@@ -74,5 +74,7 @@ def render_many(specs: list[dict], processes: int = 1, chunksize: int = 8) -> li
         return [render(s) for s in specs]
     import multiprocessing as mp
 
-    with mp.get_context("spawn").Pool(processes) as pool:
+    # fork starts workers in milliseconds where it exists; the output does not depend on the method
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    with mp.get_context(method).Pool(processes) as pool:
         return pool.map(render, specs, chunksize=chunksize)

@@ -19,7 +19,9 @@ from builder.taxonomy.names import normalize_name
 SYNONYM_SCHEMA = pa.schema([("name_norm", pa.string()), ("accepted_norm", pa.string())])
 
 
-def synonym_pairs(taxa: pa.Table, report: Report | None = None, source: str = "Taxon.tsv") -> set[tuple[str, str]]:
+def synonym_pairs(
+    taxa: pa.Table, report: Report | None = None, source: str = "Taxon.tsv"
+) -> set[tuple[str, str]]:
     """All (synonym name, accepted name) pairs of the backbone, canonical (authorless) names."""
     report = report or Report()
     ids = taxa["taxonID"].to_pylist()
@@ -36,7 +38,9 @@ def synonym_pairs(taxa: pa.Table, report: Report | None = None, source: str = "T
         target = name_of.get(acc)
         if target is None:
             # 1-based data row + header line; the reader keeps file order
-            report.error(source, row + 2, f"taxon {tid} ({name!r}): acceptedNameUsageID {acc} not in the archive")
+            report.error(
+                source, row + 2, f"taxon {tid} ({name!r}): acceptedNameUsageID {acc} not in the archive"
+            )
             continue
         if name and target and name != target:
             pairs.add((name, target))
@@ -59,12 +63,17 @@ def synonym_table(pairs: Iterable[tuple[str, str]], keep_accepted: set[str] | No
         rows.add((n, a))
     ordered = sorted(rows)
     return pa.table(
-        {"name_norm": [r[0] for r in ordered], "accepted_norm": [r[1] for r in ordered]}, schema=SYNONYM_SCHEMA
+        {"name_norm": [r[0] for r in ordered], "accepted_norm": [r[1] for r in ordered]},
+        schema=SYNONYM_SCHEMA,
     )
 
 
 def resolve(table: pa.Table, name: str) -> set[str]:
     """S(name): the accepted names a (normalized) name resolves to; an accepted name resolves to itself."""
     n = normalize_name(name)
-    targets = {a for s, a in zip(table["name_norm"].to_pylist(), table["accepted_norm"].to_pylist(), strict=True) if s == n}
+    targets = {
+        a
+        for s, a in zip(table["name_norm"].to_pylist(), table["accepted_norm"].to_pylist(), strict=True)
+        if s == n
+    }
     return targets or {n}

@@ -130,7 +130,9 @@ def difficulty_columns(
             log.append(f"escalate ({group}, {rc}): {len(tcounts)} distinct taxa -> pooled cell all/{rc}")
         else:
             cell_pct[(group, rc)] = (f"all/{rc}", None)
-            log.append(f"degenerate ({group}, {rc}): {len(tcounts)} taxa; pooled all/{rc} has {len(pooled.get(rc, {}))}")
+            log.append(
+                f"degenerate ({group}, {rc}): {len(tcounts)} taxa; pooled all/{rc} has {len(pooled.get(rc, {}))}"
+            )
 
     out = []
     for k, it in enumerate(items):

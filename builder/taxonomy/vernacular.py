@@ -33,7 +33,20 @@ from builder.taxonomy.names import normalize_name
 DATA = Path(__file__).with_name("data")
 WORDLIST_ACCEPT = 0.5
 _RANK_WORDS = {"kingdom", "phylum", "class", "order", "family", "genus", "species", "subspecies", "tribe"}
-_QUALIFIERS = {"sp", "spp", "cf", "aff", "var", "subsp", "ssp", "indet", "unidentified", "unknown", "incertae", "sedis"}
+_QUALIFIERS = {
+    "sp",
+    "spp",
+    "cf",
+    "aff",
+    "var",
+    "subsp",
+    "ssp",
+    "indet",
+    "unidentified",
+    "unknown",
+    "incertae",
+    "sedis",
+}
 
 
 def load_wordlist(path: Path | None = None) -> frozenset[str]:
@@ -106,7 +119,9 @@ class CachedAuthority:
             self._cache[scientific_name] = list(self.inner.lookup(scientific_name))
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(self._cache, sort_keys=True, ensure_ascii=False, indent=0), encoding="utf-8")
+            tmp.write_text(
+                json.dumps(self._cache, sort_keys=True, ensure_ascii=False, indent=0), encoding="utf-8"
+            )
             tmp.replace(self.path)
         return self._cache[scientific_name]
 
@@ -208,6 +223,10 @@ def resolver_from_backbone(
     authorities: list[Authority] = [GbifEnglishAuthority(english, accepted_of)]
     authorities.extend(extra_authorities)
     if cache_dir is not None:
-        authorities = [CachedAuthority(a, Path(cache_dir) / f"{a.name}.json") if a.name != "gbif" else a for a in authorities]
-    return VernacularResolver(tags=tags, authorities=authorities, overrides=load_overrides() if overrides is None else overrides)
-
+        authorities = [
+            CachedAuthority(a, Path(cache_dir) / f"{a.name}.json") if a.name != "gbif" else a
+            for a in authorities
+        ]
+    return VernacularResolver(
+        tags=tags, authorities=authorities, overrides=load_overrides() if overrides is None else overrides
+    )

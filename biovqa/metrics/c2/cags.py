@@ -16,7 +16,10 @@ def chance_baseline(gold: str, others: Sequence[str], sim: Callable[[str, str], 
     """Eq. 11: mean kernel similarity of the distractors (or chance-pool answers) to the gold."""
     if not others:
         return 0.0
-    return float(sum(sim(d, gold) for d in others) / len(others))
+    total = 0.0
+    for d in others:
+        total += sim(d, gold)
+    return total / len(others)
 
 
 def cags(s: float, b: float) -> float:

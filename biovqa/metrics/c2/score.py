@@ -7,8 +7,10 @@ a 1000-resample fixed-seed bootstrap CI of cags, and the same figures per family
 
 Choices where the paper is silent (also in the report):
 
-* A parse failure gets ``s = 0`` (§K.5 "assign a score of zero"), so its cags is ``-b / (1 - b)``;
-  it counts as wrong for EM and severity.
+* A parse failure is "assigned a score of zero" (§K.5): ``s = 0``, EM = 0 and cags = 0 (its
+  contribution to the headline is zero, the level of a blind guess; a negative cags is kept for
+  answers that are *confidently wrong*, which a non-answer is not). It counts as wrong for severity
+  (contributing 1 - 0 = 1).
 * Rows that cannot be scored (unknown family, gold not among the options, no options) are not
   dropped silently: they are listed in ``metrics["invalid_rows"]`` (qid + reason), counted in
   ``n_invalid``, carry ``parse_status = "invalid_row"`` and ``score = None``, and stay out of the means.
@@ -22,7 +24,7 @@ Choices where the paper is silent (also in the report):
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -30,9 +32,10 @@ import pyarrow.compute as pc
 
 from biovqa.metrics.common import TaskScore
 from biovqa.parse.mcq import (
-    _SCAFFOLD,
-    _THINK,
     MAX_REPLY_CHARS,
+    SCAFFOLD,
+    SIDE_LABELS,
+    THINK_BLOCK,
     OptionIndex,
     gold_index,
     normalize,
@@ -81,6 +84,25 @@ _SUM_KEYS = (
     "open_em",
     "route_mismatch",
 )
+#: Per-item output columns (§K.6 plus the Contract-4 columns).
+ITEM_COLUMNS = (
+    "family",
+    "category",
+    "kernel",
+    "gold",
+    "parsed",
+    "parse_ok",
+    "parse_status",
+    "resolution",
+    "letter",
+    "mismatch",
+    "em",
+    "s",
+    "b",
+    "cags",
+    "severity",
+    "score",
+)
 MAX_OPEN_CHARS = 256
 #: Resamples of the cags bootstrap CI (Table 30: B = 1000, fixed seed 42).
 BOOTSTRAP_RESAMPLES = 1000
@@ -90,6 +112,7 @@ _OPEN_LEADIN = re.compile(
 )
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 _BRACKETED = re.compile(r"\([^()]*\)")
+_INTERJECTIONS = frozenset({"sure", "okay", "ok", "certainly", "of course", "yes", "well", "hello", "hi"})
 
 
 def category_of(family: str) -> str:
@@ -103,17 +126,19 @@ def open_answer(response: Any) -> tuple[str, str]:
         return "", "empty"
     text = response[:MAX_REPLY_CHARS]
     if "<think>" in text:
-        text = _THINK.sub(" ", text)
+        text = THINK_BLOCK.sub(" ", text)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()][:3]
     if not lines:
         return "", "empty"
-    line = lines[0]
-    if line.rstrip().endswith(":") and len(lines) > 1:
-        line = lines[1]
-    ans = normalize(line)
-    ans = _SCAFFOLD.sub("", ans, count=1)
-    ans = _OPEN_LEADIN.sub("", ans, count=1)
-    ans = _ARTICLE.sub("", ans, count=1).strip()
+    for k, line in enumerate(lines):
+        ans = normalize(line)
+        ans = SCAFFOLD.sub("", ans, count=1)
+        ans = _OPEN_LEADIN.sub("", ans, count=1)
+        ans = _ARTICLE.sub("", ans, count=1).strip()
+        # a lead-in line ("Sure!", "Here is the answer:") hands over to the next line
+        lead_in = line.rstrip().endswith(":") or ans in _INTERJECTIONS or not ans
+        if not (lead_in and k + 1 < len(lines)):
+            break
     if "(" in ans:
         # "California Gull (Larus californicus)": keep the name outside the bracketed aside
         outside = " ".join(_BRACKETED.sub(" ", ans).split())
@@ -175,202 +200,241 @@ def _kind_of_full(name: str, category: str) -> str:
     return name if cat_head in name.split() else f"{name} {cat}"
 
 
+class _Outcome(NamedTuple):
+    status: str  # "ok" or the parse-failure status
+    s: float
+    b: float
+    em: bool
+    gold: str | None
+    parsed: str | None
+    resolution: str
+    letter: str | None = None
+    mismatch: bool = False
+    choose_a: bool = False
+
+
+class _ItemScorer:
+    """Scores single items with caches shared across the rows of one call (option sets, b, pools)."""
+
+    def __init__(self, kernels: KernelSet, family_golds: dict[str, set[str]]):
+        self.kernels = kernels
+        self.sorted_golds = {fam: sorted(g) for fam, g in family_golds.items()}
+        self.index_cache: dict[tuple, OptionIndex] = {}
+        self.base_cache: dict[tuple, float] = {}
+        self.pool_cache: dict[tuple, tuple[str, ...]] = {}
+        self.kernel_cache: dict[tuple, str] = {}
+        self.route_cache: dict[tuple, str | None] = {}
+
+    def kernel(self, fam: str, part: str | None, prop: str | None, declared: str | None) -> str:
+        key = (fam, part, prop, declared)
+        k = self.kernel_cache.get(key)
+        if k is None:
+            k = self.kernel_cache[key] = kernel_for(fam, part, prop, declared)
+        return k
+
+    def route(self, stem: str, stem_id: int, marker: bool, opts: tuple[str, ...]) -> str | None:
+        """§K.5 step 5 on the template stem (cached; options matter only for the visibility split)."""
+        side = len(opts) == 4 and {o.strip().lower() for o in opts} == SIDE_LABELS
+        key = (stem_id, bool(opts) or marker, side)
+        routed = self.route_cache.get(key, "?")
+        if routed == "?":
+            routed = self.route_cache[key] = route_family(stem + (" Options:" if marker else ""), opts)
+        return routed
+
+    def mcq(self, row: dict, opts: tuple[str, ...], kernel: str, response: Any) -> _Outcome:
+        """A lettered multiple-choice item: b over its distractors, s of the resolved option."""
+        ox = self.index_cache.get(opts)
+        if ox is None:
+            ox = self.index_cache[opts] = OptionIndex(opts)
+        gi = gold_index(row, ox)
+        gold = ox.norm[gi]
+        f = self.kernels.scorer(
+            kernel,
+            family=row["family"],
+            part=row["part"],
+            prop=row["property"],
+            options=ox.norm,
+            gold_genus=row["genus"],
+        )
+        # b depends on the distractor set, not its order: scorer (option set where it matters),
+        # the set of options and the gold identify it.
+        bkey = (f, ox.key, gold)
+        b = self.base_cache.get(bkey)
+        if b is None:
+            others = [t for k, t in enumerate(ox.norm) if k != gi]
+            b = self.base_cache[bkey] = chance_baseline(gold, others, f)
+        parsed = resolve(response, ox)
+        if not parsed.ok:
+            return _Outcome(parsed.status, 0.0, b, False, ox.texts[gi], None, parsed.status)
+        c = parsed.value
+        return _Outcome(
+            "ok",
+            f(ox.norm[c.index], gold),
+            b,
+            c.index == gi,
+            ox.texts[gi],
+            ox.texts[c.index],
+            c.via,
+            c.letter,
+            c.mismatch,
+            c.index == 0,
+        )
+
+    def open(self, row: dict, kernel: str, response: Any) -> _Outcome:
+        """An open naming item: b over the chance pool, s of the normalised reply."""
+        fam = row["family"]
+        gold = normalize(row["answer"] or "")
+        if not gold:
+            raise ValueError("empty gold answer")
+        category = row["category"] or ""
+        kind_of = fam == "open_kind_of"
+        if kind_of:
+            target = normalize(row["common_name"]) if row["common_name"] else _kind_of_full(gold, category)
+        else:
+            target = gold
+        raw_pool = tuple(row["chance_pool"] or ())
+        pkey = (fam, gold, raw_pool)
+        pool = self.pool_cache.get(pkey)
+        if pool is None:
+            if raw_pool:
+                pool = tuple(normalize(p) for p in raw_pool)
+            else:
+                pool = tuple(sample_chance_pool(gold, self.sorted_golds.get(fam, ())))
+            self.pool_cache[pkey] = pool
+        f = self.kernels.scorer(kernel, family=fam, gold_genus=row["genus"])
+        bkey = (f, fam, target, category, pool)
+        b = self.base_cache.get(bkey)
+        if b is None:
+            names = [_kind_of_full(p, category) for p in pool] if kind_of else list(pool)
+            b = self.base_cache[bkey] = chance_baseline(target, names, f)
+        pred, status = open_answer(response)
+        if status != "ok":
+            return _Outcome(status, 0.0, b, False, row["answer"], None, status)
+        s = f(_kind_of_full(pred, category) if kind_of else pred, target)
+        return _Outcome("ok", s, b, pred == gold, row["answer"], pred, "open")
+
+
+_ROW_FIELDS = ("qid", "family", "options", "answer", "answer_index")
+_C2_FIELDS = ("part", "property", "kernel", "genus", "common_name", "category", "chance_pool")
+
+
+def _question_stems(questions: pa.ChunkedArray) -> tuple[list[int], list[str], list[bool]]:
+    """Per row: id of its template stem (text before ``Options:``, ≤ 200 chars), the stems, and
+    whether ``Options:`` occurs. Done in Arrow so the long question strings never become Python objects."""
+    q = pc.fill_null(questions, "")
+    first = pc.list_element(pc.split_pattern(q, "Options:", max_splits=1), 0)
+    enc = pc.utf8_slice_codeunits(first, 0, 200).combine_chunks().dictionary_encode()
+    markers = pc.match_substring(q, "Options:").to_pylist()
+    return enc.indices.to_pylist(), enc.dictionary.to_pylist(), markers
+
+
+def _task_families(task_id: str) -> frozenset[str] | None:
+    """The families a task declares (None when the registry does not know the id, e.g. ``"c2"``)."""
+    try:
+        from biovqa.tasks import get_task
+
+        return frozenset(get_task(task_id).families)
+    except Exception:
+        return None
+
+
 def score_items(task_id: str, table: pa.Table, responses: list, kernels: KernelSet) -> tuple[dict, dict]:
     """Per-item columns and additive statistics of one task (or shard)."""
     n = table.num_rows
     if len(responses) != n:
         raise ValueError(f"{task_id}: {len(responses)} responses for {n} question rows")
-    qids = table.column("qid").to_pylist()
-    fams = table.column("family").to_pylist()
-    questions = table.column("question").to_pylist()
-    options = table.column("options").to_pylist()
-    answers = table.column("answer").to_pylist()
-    answer_idx = table.column("answer_index").to_pylist()
-    parts = _c2_field(table, "part", n)
-    props = _c2_field(table, "property", n)
-    declared = _c2_field(table, "kernel", n)
-    genera = _c2_field(table, "genus", n)
-    common = _c2_field(table, "common_name", n)
-    cats = _c2_field(table, "category", n)
-    pools = _c2_field(table, "chance_pool", n)
+    data = {k: table.column(k).to_pylist() for k in _ROW_FIELDS}
+    data.update({k: _c2_field(table, k, n) for k in _C2_FIELDS})
+    stem_ids, stems, markers = _question_stems(table.column("question"))
+    task_families = _task_families(task_id)
 
     family_golds: dict[str, set[str]] = {}
-    for fam, ans in zip(fams, answers, strict=True):
+    for fam, ans in zip(data["family"], data["answer"], strict=True):
         if fam in OPEN_FAMILIES and ans:
             family_golds.setdefault(fam, set()).add(normalize(ans))
-    sorted_golds = {fam: sorted(g) for fam, g in family_golds.items()}
-    pool_cache: dict[tuple[str, str], tuple[str, ...]] = {}
+    scorer = _ItemScorer(kernels, family_golds)
 
-    cols: dict[str, list] = {
-        k: [None] * n
-        for k in (
-            "family",
-            "category",
-            "kernel",
-            "gold",
-            "parsed",
-            "parse_ok",
-            "parse_status",
-            "resolution",
-            "letter",
-            "mismatch",
-            "em",
-            "s",
-            "b",
-            "cags",
-            "severity",
-            "score",
-        )
-    }
-    fam_code = np.full(n, -1, dtype=np.int64)
-    f_parse = np.zeros(n, dtype=bool)
-    f_em = np.zeros(n, dtype=bool)
-    f_mcq = np.zeros(n, dtype=bool)
-    f_mis = np.zeros(n, dtype=bool)
-    f_a = np.zeros(n, dtype=bool)
-    f_route = np.zeros(n, dtype=bool)
-    v_s = np.zeros(n)
-    v_c = np.zeros(n)
+    cols: dict[str, list] = {k: [None] * n for k in ITEM_COLUMNS}
+    # plain lists while looping (numpy scalar writes are slow), arrays for the statistics
+    fam_code = [-1] * n
+    flags = {k: [False] * n for k in ("parse", "em", "mcq", "mismatch", "choose_a", "route")}
+    v_s, v_c = [0.0] * n, [0.0] * n
     invalid: list[str] = []
-
-    index_cache: dict[tuple, OptionIndex] = {}
-    base_cache: dict[tuple, float] = {}
-    kernel_cache: dict[tuple, str] = {}
-    route_cache: dict[tuple, str | None] = {}
     fam_pos = {f: i for i, f in enumerate(FAMILIES)}
+    keys = tuple(data)
 
     for i in range(n):
-        fam = fams[i]
+        row = {k: data[k][i] for k in keys}
+        fam = row["family"]
         cols["family"][i] = fam
         cols["parse_ok"][i] = False
         try:
             if fam not in fam_pos:
                 raise ValueError(f"unknown C2 family {fam!r}")
-            cat = CATEGORY_OF_FAMILY[fam]
-            part, prop = parts[i], props[i]
-            kkey = (fam, part, prop, declared[i])
-            kernel = kernel_cache.get(kkey)
-            if kernel is None:
-                kernel = kernel_cache[kkey] = kernel_for(fam, part, prop, declared[i])
-            q = questions[i] or ""
-            opts = tuple(options[i] or ())
-            if not opts and "Options:" in q:
-                opts = tuple(options_from_question(q))
-            cut = q.find("Options:")
-            stem = q[: cut if 0 <= cut < 200 else 200]
-            rkey = (stem, opts) if "visible" in stem else (stem, bool(opts))
-            routed = route_cache.get(rkey, "?")
-            if routed == "?":
-                routed = route_cache[rkey] = route_family(q, opts)
-            f_route[i] = routed is not None and routed != fam
-            response = responses[i]
+            if task_families is not None and fam not in task_families:
+                raise ValueError(f"family {fam!r} is not part of task {task_id!r}")
+            kernel = scorer.kernel(fam, row["part"], row["property"], row["kernel"])
+            opts = tuple(row["options"] or ())
+            if not opts and markers[i]:
+                opts = tuple(options_from_question(table.column("question")[i].as_py()))
+            routed = scorer.route(stems[stem_ids[i]], stem_ids[i], markers[i], opts)
             if opts:
                 if fam in OPEN_FAMILIES:
                     raise ValueError(f"open family {fam!r} has options")
-                ox = index_cache.get(opts)
-                if ox is None:
-                    ox = index_cache[opts] = OptionIndex(opts)
-                gi = gold_index({"qid": qids[i], "answer_index": answer_idx[i], "answer": answers[i]}, ox)
-                gold = ox.norm[gi]
-                f = kernels.scorer(
-                    kernel, family=fam, part=part, prop=prop, options=ox.norm, gold_genus=genera[i]
-                )
-                # b depends on the distractor set, not its order: the scorer (which carries the option
-                # set where it matters) plus the sorted distractors identify it.
-                others = tuple(sorted(t for k, t in enumerate(ox.norm) if k != gi))
-                bkey = (f, others, gold)
-                b = base_cache.get(bkey)
-                if b is None:
-                    b = base_cache[bkey] = chance_baseline(gold, others, f)
-                parsed = resolve(response, ox)
-                f_mcq[i] = True
-                if parsed.ok:
-                    choice = parsed.value
-                    pi = choice.index
-                    s = f(ox.norm[pi], gold)
-                    em = pi == gi
-                    cols["parsed"][i] = ox.texts[pi]
-                    cols["letter"][i] = choice.letter
-                    cols["resolution"][i] = choice.via
-                    f_mis[i] = choice.mismatch
-                    f_a[i] = pi == 0
-                else:
-                    s, em = 0.0, False
-                    cols["resolution"][i] = parsed.status
-                status = parsed.status
-                cols["gold"][i] = ox.texts[gi]
+                out = scorer.mcq(row, opts, kernel, responses[i])
             else:
                 if fam not in OPEN_FAMILIES:
                     raise ValueError(f"multiple-choice family {fam!r} has no options")
-                gold = normalize(answers[i] or "")
-                if not gold:
-                    raise ValueError("empty gold answer")
-                pred, status = open_answer(response)
-                category = cats[i] or ""
-                if fam == "open_kind_of":
-                    target = normalize(common[i]) if common[i] else _kind_of_full(gold, category)
-
-                    def as_name(x: str, _c: str = category) -> str:
-                        return _kind_of_full(x, _c)
-                else:
-                    target = gold
-
-                    def as_name(x: str) -> str:
-                        return x
-
-                pool = tuple(normalize(p) for p in (pools[i] or ()))
-                if not pool:
-                    pool = pool_cache.get((fam, gold))
-                    if pool is None:
-                        pool = tuple(sample_chance_pool(gold, sorted_golds.get(fam, ())))
-                        pool_cache[(fam, gold)] = pool
-                f = kernels.scorer(kernel, family=fam, gold_genus=genera[i])
-                bkey = (f, fam, gold, target, category, pool)
-                b = base_cache.get(bkey)
-                if b is None:
-                    b = base_cache[bkey] = chance_baseline(target, [as_name(p) for p in pool], f)
-                if status == "ok":
-                    s = f(as_name(pred), target)
-                    em = pred == gold
-                    cols["parsed"][i] = pred
-                else:
-                    s, em = 0.0, False
-                cols["resolution"][i] = "open" if status == "ok" else status
-                cols["gold"][i] = answers[i]
-            c = cags_value(s, b)
+                out = scorer.open(row, kernel, responses[i])
+            ok = out.status == "ok"
+            # §K.5: a parse failure is recorded and scored zero (s = 0 and cags = 0, not -b / (1 - b)).
+            c = cags_value(out.s, out.b) if ok else 0.0
         except Exception as exc:  # a bad row is reported, the rest goes on
             reason = f"{type(exc).__name__}: {exc}"
-            invalid.append(f"{qids[i]}: {reason}")
+            invalid.append(f"{row['qid']}: {reason}")
             cols["parse_status"][i] = "invalid_row"
             cols["resolution"][i] = reason[:200]
             continue
-        ok = status == "ok"
         fam_code[i] = fam_pos[fam]
-        f_parse[i] = ok
-        f_em[i] = em
-        v_s[i] = s
-        v_c[i] = c
-        cols["category"][i] = cat
+        flags["parse"][i] = ok
+        flags["em"][i] = out.em
+        flags["mcq"][i] = bool(opts)
+        flags["mismatch"][i] = out.mismatch
+        flags["choose_a"][i] = out.choose_a
+        flags["route"][i] = routed is not None and routed != fam
+        v_s[i], v_c[i] = out.s, c
+        cols["category"][i] = CATEGORY_OF_FAMILY[fam]
         cols["kernel"][i] = kernel
+        cols["gold"][i] = out.gold
+        cols["parsed"][i] = out.parsed
         cols["parse_ok"][i] = ok
-        cols["parse_status"][i] = status
-        cols["mismatch"][i] = bool(f_mis[i])
-        cols["em"][i] = bool(em)
-        cols["s"][i] = s
-        cols["b"][i] = b
+        cols["parse_status"][i] = out.status
+        cols["resolution"][i] = out.resolution
+        cols["letter"][i] = out.letter
+        cols["mismatch"][i] = out.mismatch
+        cols["em"][i] = out.em
+        cols["s"][i] = out.s
+        cols["b"][i] = out.b
         cols["cags"][i] = c
-        cols["severity"][i] = None if em else 1.0 - c
+        cols["severity"][i] = None if out.em else 1.0 - c
         cols["score"][i] = c
 
-    stats = _stats(fam_code, f_parse, f_em, f_mcq, f_mis, f_a, f_route, v_s, v_c)
+    stats = _stats(
+        np.asarray(fam_code, dtype=np.int64),
+        {k: np.asarray(v, dtype=bool) for k, v in flags.items()},
+        np.asarray(v_s, dtype=float),
+        np.asarray(v_c, dtype=float),
+    )
     stats["n_rows"] = n
     stats["n_invalid"] = len(invalid)
     stats["invalid_rows"] = invalid
     return cols, stats
 
 
-def _stats(fam_code, f_parse, f_em, f_mcq, f_mis, f_a, f_route, v_s, v_c) -> dict:
+def _stats(fam_code: np.ndarray, flags: dict[str, np.ndarray], v_s: np.ndarray, v_c: np.ndarray) -> dict:
     """Additive sums per family (categories and totals are derived in :func:`reduce`)."""
+    f_parse, f_em, f_mcq = flags["parse"], flags["em"], flags["mcq"]
+    f_mis, f_a, f_route = flags["mismatch"], flags["choose_a"], flags["route"]
     valid = fam_code >= 0
     k = len(FAMILIES)
     code = np.where(valid, fam_code, k)
