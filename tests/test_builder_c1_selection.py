@@ -228,3 +228,15 @@ def test_tightened_species_cuts_do_not_change_the_selection(tmp_path, monkeypatc
         tmp_path / "b" / "c1_manifest.parquet"
     ).read_bytes()
     assert loose["accounted"] and loose["selected"] == 40
+
+
+def test_corrupt_catalog_names_the_file(tmp_path):
+    cat = tmp_path / "catalog.parquet"
+    _dense_catalog(cat, n=3000)
+    pf = pq.ParquetFile(cat)
+    data = bytearray(cat.read_bytes())
+    start = pf.metadata.row_group(0).column(1).data_page_offset
+    data[start + 16 : start + 4000] = b"\xff" * (4000 - 16)  # garble a data page, keep the footer
+    cat.write_bytes(bytes(data))
+    with pytest.raises(SourceFormatError, match="catalog.parquet"):
+        c1_select.select_from_catalog([cat], tmp_path / "out", config=c1_select.SelectionConfig.mini())

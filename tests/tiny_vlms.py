@@ -44,7 +44,12 @@ _TEXT = dict(
 )
 
 
-def _tokenizer(extra_specials: list[str], extra_attrs: dict | None = None, vocab_size: int = 400):
+def _tokenizer(
+    extra_specials: list[str],
+    extra_attrs: dict | None = None,
+    vocab_size: int = 400,
+    corpus: list[str] | None = None,
+):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -55,7 +60,7 @@ def _tokenizer(extra_specials: list[str], extra_attrs: dict | None = None, vocab
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
-    tok.train_from_iterator(_CORPUS, trainer=trainer)
+    tok.train_from_iterator(_CORPUS + list(corpus or []), trainer=trainer)
     kwargs = {"extra_special_tokens": extra_attrs} if extra_attrs else {}
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
@@ -89,12 +94,39 @@ def _seeded(seed: int):
     torch.manual_seed(seed)
 
 
-def build_llava(out: str | Path, seed: int = 0, hidden: int = 64, layers: int = 2) -> Path:
-    """Tiny Llava (CLIP vision tower + llama text), stock classes."""
+def prompt_corpus() -> list[str]:
+    """Every §K prompt string: training the tokenizer on them gives realistic token counts (~4-5 chars/token)."""
+    from biovqa import prompts
+
+    return [
+        prompts.C2_MCQ_INSTRUCTION,
+        prompts.C4_QUESTION,
+        prompts.C4_INSTRUCTION,
+        *prompts.C1_INSTRUCTIONS.values(),
+        *prompts.C1_TEMPLATES_RANK,
+        *prompts.C2_TEMPLATES.values(),
+        *prompts.C2_OPEN_INSTRUCTIONS.values(),
+        *prompts.C3_FRAMES.values(),
+        *prompts.C3_QUESTIONS.values(),
+        *prompts.C3_INSTRUCTIONS.values(),
+    ]
+
+
+def build_llava(
+    out: str | Path, seed: int = 0, hidden: int = 64, layers: int = 2, realistic_tokenizer: bool = False
+) -> Path:
+    """Tiny Llava (CLIP vision tower + llama text), stock classes.
+
+    ``realistic_tokenizer`` trains a ~1,400-token BPE on the §K prompts (real-tokenizer prompt lengths).
+    """
     from transformers import CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
     from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
 
-    tok = _tokenizer(["<image>"])
+    tok = (
+        _tokenizer(["<image>"], vocab_size=2000, corpus=prompt_corpus())
+        if realistic_tokenizer
+        else _tokenizer(["<image>"])
+    )
     text = dict(_TEXT, hidden_size=hidden, num_hidden_layers=layers, intermediate_size=2 * hidden)
     config = LlavaConfig(
         vision_config=CLIPVisionConfig(

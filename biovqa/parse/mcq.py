@@ -213,20 +213,19 @@ def _analyze(response: str) -> tuple[tuple[_Line, ...], str, bool]:
     return out
 
 
-def _text_match(norm_line: str, index: OptionIndex) -> tuple[int, bool]:
-    """(option index named verbatim by the line, ambiguous?); -1 when none."""
-    i = index.by_text.get(norm_line, -1)
-    if i >= 0:
-        return i, False
+def _text_match(norm_line: str, norm: tuple[str, ...]) -> tuple[int, bool]:
+    """(option index named verbatim by the line, ambiguous?); -1 when none. ``norm``: normalised options."""
+    if norm_line in norm:
+        return norm.index(norm_line), False  # the first equal option, as OptionIndex.by_text
     padded = f" {norm_line} "
-    hits = [(len(t), k) for k, t in enumerate(index.norm) if t and f" {t} " in padded]
+    hits = [(len(t), k) for k, t in enumerate(norm) if t and f" {t} " in padded]
     if not hits:
         return -1, False
     hits.sort(reverse=True)
     best_len, best = hits[0]
-    best_text = index.norm[best]
+    best_text = norm[best]
     # A shorter hit inside the longest one ("wing" in "left wing") is not a competitor.
-    rivals = [k for _, k in hits[1:] if index.norm[k] != best_text and index.norm[k] not in best_text]
+    rivals = [k for _, k in hits[1:] if norm[k] != best_text and norm[k] not in best_text]
     return (-1, True) if rivals else (best, False)
 
 
@@ -244,9 +243,9 @@ def _strip_letter_prefix(norm_line: str) -> str:
     return norm_line
 
 
-def _resolve_line(info: _Line, index: OptionIndex) -> MCQChoice | str:
-    """Resolve one analysed line against the options; returns the choice or a failure status."""
-    n = index.n
+def _resolve_line(info: _Line, norm: tuple[str, ...]) -> MCQChoice | str:
+    """Resolve one analysed line against the normalised options; returns the choice or a failure status."""
+    n = len(norm)
     letters = [i for i in info.paren if 0 <= i < n]
     if not letters:
         letters = [i for i in info.other if 0 <= i < n][:1]
@@ -254,7 +253,7 @@ def _resolve_line(info: _Line, index: OptionIndex) -> MCQChoice | str:
     if distinct > 1:
         return "echo" if distinct >= max(3, n - 1) else "ambiguous"
     body = info.body
-    t_idx, t_amb = _text_match(body, index) if body else (-1, False)
+    t_idx, t_amb = _text_match(body, norm) if body else (-1, False)
     if letters:
         li = letters[0]
         if t_idx >= 0 and t_idx != li:
@@ -265,35 +264,47 @@ def _resolve_line(info: _Line, index: OptionIndex) -> MCQChoice | str:
     if t_amb:
         return "ambiguous"
     if body:
-        hit = process.extractOne(body, index.norm, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD)
+        hit = process.extractOne(body, norm, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD)
         if hit is not None:
             return MCQChoice(hit[2], LETTERS[hit[2]], "fuzzy", hit[2])
     return "no_option"
 
 
-def resolve(response: Any, index: OptionIndex) -> Parsed:
-    """§K.5 step 4 against a prepared :class:`OptionIndex`; never raises."""
+def resolve_norm(response: Any, norm: tuple[str, ...]) -> tuple[MCQChoice | None, str, str]:
+    """(choice or None, status, detail) of a reply against normalised option texts; never raises.
+
+    The work behind :func:`resolve`, without building an :class:`OptionIndex` or a :class:`Parsed`
+    (the C2 scorer calls it once per distinct (reply, option set)).
+    """
     if not isinstance(response, str):
-        return Parsed.fail("empty", "no reply")
-    if index.n == 0:
-        return Parsed.fail("no_options", "the item lists no options")
+        return None, "empty", "no reply"
+    if not norm:
+        return None, "no_options", "the item lists no options"
     infos, first, refusal = _analyze(response)
     if not infos:
-        return Parsed.fail("empty")
+        return None, "empty", ""
     status = "no_option"
     for k, info in enumerate(infos):
         if info.echo:
-            return Parsed.fail("echo", "reply repeats the option list")
-        out = _resolve_line(info, index)
+            return None, "echo", "reply repeats the option list"
+        out = _resolve_line(info, norm)
         if isinstance(out, MCQChoice):
             detail = f"mismatch: text names {LETTERS[out.text_index]}" if out.via == "mismatch" else out.via
-            return Parsed(out, True, "ok", detail)
+            return out, "ok", detail
         status = out
         if k + 1 < len(infos) and not info.leadin:
             break
     if status == "no_option" and refusal:
         status = "refusal"
-    return Parsed.fail(status, first)
+    return None, status, first
+
+
+def resolve(response: Any, index: OptionIndex) -> Parsed:
+    """§K.5 step 4 against a prepared :class:`OptionIndex`; never raises."""
+    choice, status, detail = resolve_norm(response, index.norm)
+    if choice is None:
+        return Parsed.fail(status, detail)
+    return Parsed(choice, True, "ok", detail)
 
 
 def parse_mcq_lettered(response: Any, row: dict) -> Parsed:

@@ -161,6 +161,11 @@ def _build_backend(settings: EvalSettings, table: pa.Table, ctx: DistContext, sp
             processor_kwargs=spec.processor_kwargs if spec else None,
         )
     if settings.backend == "vllm":
+        if ctx.world_size > 1:
+            raise ValueError(
+                "--backend vllm runs as one process (it places its own workers); use --tensor-parallel-size "
+                "for several GPUs instead of accelerate/torchrun"
+            )
         from biovqa.models.vllm_backend import VLLMBackend
 
         return VLLMBackend(

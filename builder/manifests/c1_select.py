@@ -33,6 +33,7 @@ version (recorded in the summary); the released manifest pins uuids and image ha
 from __future__ import annotations
 
 import math
+import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -159,7 +160,8 @@ def _lit(value: str) -> str:
 def group_case(prefix: str = "") -> str:
     """SQL CASE assigning the Table 5 group from phylum/class."""
     arms = []
-    for group, (rank, values) in GROUPS.items():
+    # class filters first, then phylum filters (the candidate pass's joins use the same precedence)
+    for group, (rank, values) in sorted(GROUPS.items(), key=lambda kv: kv[1][0] != "class"):
         arms.append(f"WHEN {prefix}{_q(rank)} IN ({', '.join(_lit(v) for v in values)}) THEN {_lit(group)}")
     return "CASE " + " ".join(arms) + " ELSE NULL END"
 
@@ -224,13 +226,15 @@ def lineage_pass(con, catalog_sql: str, min_side: int) -> None:
     con.execute(f"""
         CREATE TEMP TABLE c1_lin AS
         WITH raw AS (
-            SELECT {", ".join(f"any_value({_q(r)}) AS {_q(r)}" for r in RANKS)},
+            -- one struct any_value costs less than seven string ones
+            SELECT any_value(struct_pack({", ".join(_q(r) for r in RANKS)})) AS lin,
                    count(*) AS n,
                    count(*) FILTER (WHERE common_name <> '') AS n_common,
                    count(*) FILTER (WHERE common_name <> '' AND min_side < {int(min_side)}) AS n_small
             FROM ({catalog_sql}) GROUP BY {lineage_hash}
         ), norm AS (
-            SELECT {", ".join(_nullif(r) for r in RANKS)}, n, n_common, n_small FROM raw
+            SELECT {", ".join(f"NULLIF(lin.{_q(r)}, '') AS {_q(r)}" for r in RANKS)}, n, n_common, n_small
+            FROM raw
         )
         SELECT {", ".join(_q(r) for r in RANKS)}, {group_case()} AS grp,
                sum(n)::BIGINT AS n, sum(n_common)::BIGINT AS n_common, sum(n_small)::BIGINT AS n_small
@@ -349,10 +353,6 @@ def candidate_pass(
     budget. Duplicated uuids come back (flag ``dup``) so each gets its own exclusion record.
     ``short_species`` counts tightened species that delivered fewer than ``cap * slack`` rows.
     """
-    cut_sql = " ".join(
-        f"WHEN {_lit(g)} THEN {min(HASH_MAX - 1, math.floor(f * HASH_MAX))}::UBIGINT"
-        for g, f in sorted(cuts.items())
-    )
     top_int = min(HASH_MAX - 1, math.floor(max(cuts.values()) * HASH_MAX))
     cap_sql = " ".join(f"WHEN {_lit(g)} THEN {int(config.cap(g) * slack) + 1}" for g in sorted(GROUPS))
     source = f"""
@@ -366,18 +366,41 @@ def candidate_pass(
         "CREATE TEMP TABLE c1_tight AS SELECT hash(grp, genus, species) AS k, cut FROM c1_tight_arrow"
     )
     con.unregister("c1_tight_arrow")
+    # group and group cut by joining a tiny (rank value -> group, cut) table: a CASE in the filter would
+    # be pushed into the scan and evaluated on every catalog row, the joins only see rows under the cut
+    gmap = [
+        (
+            rank,
+            value,
+            group,
+            min(HASH_MAX - 1, math.floor(cuts[group] * HASH_MAX)),
+            0 if rank == "class" else 1,
+        )
+        for group, (rank, values) in GROUPS.items()
+        if group in cuts
+        for value in values
+    ]
+    con.execute("DROP TABLE IF EXISTS c1_gmap")
+    con.execute(
+        "CREATE TEMP TABLE c1_gmap (rank VARCHAR, value VARCHAR, grp VARCHAR, cut UBIGINT, pri INTEGER)"
+    )
+    if gmap:
+        con.executemany("INSERT INTO c1_gmap VALUES (?, ?, ?, ?, ?)", gmap)
     con.execute("DROP TABLE IF EXISTS c1_cand")
     con.execute(f"""
         CREATE TEMP TABLE c1_cand AS
         WITH r AS ({source}), c AS (
-            SELECT {", ".join(_nullif(col) for col in ("uuid", *RANKS, "scientific_name", "common_name"))},
+            SELECT {", ".join(_nullif(col) for col in ("uuid", *RANKS, "common_name"))},
                    min_side, h
             FROM r
         ), c2 AS (
-            SELECT *, {group_case()} AS grp FROM c
+            -- Table 5: a class filter wins over the phylum filter (Bryophytes), as in group_case()
+            SELECT c.*, coalesce(mc.grp, mp.grp) AS grp, coalesce(mc.cut, mp.cut) AS gcut
+            FROM c LEFT JOIN (SELECT * FROM c1_gmap WHERE rank = 'class') mc ON mc.value = c."class"
+                   LEFT JOIN (SELECT * FROM c1_gmap WHERE rank = 'phylum') mp ON mp.value = c.phylum
         ), j AS (
-            SELECT c3.*, t.cut AS species_cut
-            FROM (SELECT * FROM c2 WHERE grp IS NOT NULL AND h <= CASE grp {cut_sql} ELSE 0::UBIGINT END) c3
+            SELECT c3.* EXCLUDE (gcut), t.cut AS species_cut
+            FROM (SELECT * FROM c2 WHERE grp IS NOT NULL AND h <= gcut) c3
             LEFT JOIN c1_tight t ON t.k = hash(c3.grp, c3.genus, c3.species)
         ), k AS (
             -- equal uuids have equal hashes: partitioning by the integer is the cheap duplicate test
@@ -394,14 +417,15 @@ def candidate_pass(
                 PARTITION BY grp, dup, srn <= (CASE grp {cap_sql} END) ORDER BY h, uuid) END AS grn
             FROM s
         )
-        SELECT uuid, h, grp, {", ".join(_q(r) for r in RANKS)}, scientific_name, common_name, min_side, dup,
+        SELECT uuid, h, grp, {", ".join(_q(r) for r in RANKS)}, common_name, min_side, dup,
                species_cut IS NOT NULL AS tightened, srn,
                CASE WHEN dup THEN 'keep' WHEN srn > (CASE grp {cap_sql} END) THEN 'over_species_cap'
                     WHEN grn > {budget} THEN 'over_group_budget' ELSE 'keep' END AS fate
         FROM g
     """)
     pruned = dict(con.sql("SELECT fate, count(*) FROM c1_cand WHERE fate <> 'keep' GROUP BY fate").fetchall())
-    cols = f"uuid, h, grp, {', '.join(_q(r) for r in RANKS)}, scientific_name, common_name, min_side, dup"
+    # the catalog's scientific_name is not read: the binomial comes from genus + epithet
+    cols = f"uuid, h, grp, {', '.join(_q(r) for r in RANKS)}, common_name, min_side, dup"
     table = con.sql(f"SELECT {cols} FROM c1_cand WHERE fate = 'keep'").to_arrow_table()
     examined = int(con.sql("SELECT count(*) FROM c1_cand").fetchall()[0][0])
     short = con.sql(f"""
@@ -503,7 +527,6 @@ def select_from_catalog(
     out_dir: Path,
     *,
     config: SelectionConfig,
-    image_index=None,
     verify: Verifier | None = None,
     english: EnglishResolver | None = None,
     threads: int = 2,
@@ -516,6 +539,8 @@ def select_from_catalog(
     out_dir.mkdir(parents=True, exist_ok=True)
     mapping = catalog_columns(list(catalog_files))
     catalog_sql = _catalog_sql(list(catalog_files), mapping)
+    import duckdb
+
     con = connect(threads, memory_limit, out_dir / ".duckdb-tmp")
     try:
         timings: dict[str, float] = {}
@@ -561,8 +586,14 @@ def select_from_catalog(
             if not result.short_groups and not slack_used and not sql_counts.get("short_species"):
                 break
             factor, slack = factor * 4, slack * 2
+    except duckdb.Error as exc:  # a corrupt or unreadable catalog file: name it
+        from builder.common import SourceFormatError
+
+        names = ", ".join(str(f) for f in catalog_files)
+        raise SourceFormatError(f"{names}: cannot read the catalog: {exc}") from None
     finally:
         con.close()
+        shutil.rmtree(out_dir / ".duckdb-tmp", ignore_errors=True)
 
     for _, _, reason, _ in result.excluded:
         counts[reason] += 1

@@ -1,44 +1,14 @@
-"""Name normalization shared by the C1 tree, the synonym map and the vernacular index."""
+"""Name helpers shared by the C1 selection, synonym map and vernacular resolution.
+
+Normalization is the runtime scorer's own (:func:`biovqa.taxonomy.normalize_name`), so that the
+resources the builder writes match what the scorer looks up, byte for byte.
+"""
 
 from __future__ import annotations
 
-import functools
-import re
-import unicodedata
+from biovqa.taxonomy import normalize_name
 
-#: The seven catalog ranks, kingdom first; C1 asks phylum … species.
-RANKS = ("kingdom", "phylum", "class", "order", "family", "genus", "species")
-TREE_RANKS = RANKS[1:]
-#: Depth of each rank in the C1 tree (root 0); a skip edge keeps the rank's depth (§C.3, §M.2).
-RANK_DEPTH = {rank: i + 1 for i, rank in enumerate(TREE_RANKS)}
-
-_PUNCT = re.compile(r"[^\w\s]|_", re.UNICODE)
-_SPACE = re.compile(r"\s+")
-
-
-@functools.cache
-def _runtime_normalizer():
-    try:  # the scorer's normalizer, when the runtime module provides one
-        from biovqa.taxonomy import normalize_name as runtime_normalize  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return runtime_normalize
-
-
-def normalize_name(name: str | None) -> str:
-    """C1 normalization of a taxon or vernacular name: case-fold, strip diacritics and punctuation.
-
-    Prefers the runtime's normalizer when it exists so builder and scorer agree exactly.
-    """
-    if not name:
-        return ""
-    runtime = _runtime_normalizer()
-    if runtime is not None:
-        return runtime(name)
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = _PUNCT.sub(" ", text.casefold())
-    return _SPACE.sub(" ", text).strip()
+__all__ = ["normalize_name", "species_epithet"]
 
 
 def species_epithet(species: str | None, genus: str | None) -> str | None:
@@ -49,8 +19,6 @@ def species_epithet(species: str | None, genus: str | None) -> str | None:
     if not species:
         return None
     parts = species.split()
-    if len(parts) >= 2 and genus and parts[0] == genus.strip():
-        return " ".join(parts[1:])
-    if len(parts) >= 2 and parts[0][:1].isupper():
+    if len(parts) >= 2 and (genus and parts[0] == genus.strip() or parts[0][:1].isupper()):
         return " ".join(parts[1:])
     return species

@@ -66,14 +66,3 @@ def synonym_table(pairs: Iterable[tuple[str, str]], keep_accepted: set[str] | No
         {"name_norm": [r[0] for r in ordered], "accepted_norm": [r[1] for r in ordered]},
         schema=SYNONYM_SCHEMA,
     )
-
-
-def resolve(table: pa.Table, name: str) -> set[str]:
-    """S(name): the accepted names a (normalized) name resolves to; an accepted name resolves to itself."""
-    n = normalize_name(name)
-    targets = {
-        a
-        for s, a in zip(table["name_norm"].to_pylist(), table["accepted_norm"].to_pylist(), strict=True)
-        if s == n
-    }
-    return targets or {n}

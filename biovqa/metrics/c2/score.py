@@ -24,7 +24,7 @@ Choices where the paper is silent (also in the report):
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,10 +37,11 @@ from biovqa.parse.mcq import (
     SIDE_LABELS,
     THINK_BLOCK,
     OptionIndex,
+    _normalize_option,
     gold_index,
     normalize,
     options_from_question,
-    resolve,
+    resolve_norm,
     route_family,
 )
 
@@ -200,30 +201,53 @@ def _kind_of_full(name: str, category: str) -> str:
     return name if cat_head in name.split() else f"{name} {cat}"
 
 
-class _Outcome(NamedTuple):
-    status: str  # "ok" or the parse-failure status
-    s: float
-    b: float
-    em: bool
-    gold: str | None
-    parsed: str | None
-    resolution: str
-    letter: str | None = None
-    mismatch: bool = False
-    choose_a: bool = False
+#: Distinct-value caches of one call are emptied past this many entries (bounds memory on unique inputs).
+_CACHE_MAX = 200_000
 
 
-class _ItemScorer:
-    """Scores single items with caches shared across the rows of one call (option sets, b, pools)."""
+def _cache_put(cache: dict, key: Any, value: Any) -> Any:
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+def _option_codes(table: pa.Table) -> tuple[list[int], list[int], list[int], list, list]:
+    """The ``options`` column as integer codes: (starts, ends, codes, text of a code, normalised text of a code).
+
+    Row ``i`` lists ``codes[starts[i]:ends[i]]`` (a null list is empty); a null option text gets code -1
+    (text and normalised text None). Done in Arrow so each distinct option text becomes one Python string.
+    """
+    arr = table.column("options").combine_chunks()
+    if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+        raise TypeError(f"options column has type {arr.type}, expected a list of strings")
+    offsets = arr.offsets.to_numpy().tolist()
+    starts, ends = offsets[:-1], offsets[1:]
+    if arr.null_count:
+        for i in np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False)).tolist():
+            ends[i] = starts[i]
+    enc = arr.values.dictionary_encode()
+    codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).tolist()
+    texts = enc.dictionary.to_pylist()
+    norms = [_normalize_option(t) for t in texts]
+    return starts, ends, codes, [*texts, None], [*norms, None]
+
+
+class _Scorer:
+    """Scores distinct items once: option-set, chance-baseline, reply-resolution and item caches per call."""
 
     def __init__(self, kernels: KernelSet, family_golds: dict[str, set[str]]):
         self.kernels = kernels
         self.sorted_golds = {fam: sorted(g) for fam, g in family_golds.items()}
-        self.index_cache: dict[tuple, OptionIndex] = {}
-        self.base_cache: dict[tuple, float] = {}
-        self.pool_cache: dict[tuple, tuple[str, ...]] = {}
         self.kernel_cache: dict[tuple, str] = {}
         self.route_cache: dict[tuple, str | None] = {}
+        self.side_cache: dict[tuple, bool] = {}
+        self.fn_cache: dict[tuple, Any] = {}
+        self.base_cache: dict[tuple, float] = {}
+        self.reply_cache: dict[tuple, tuple] = {}
+        self.pool_cache: dict[tuple, tuple[str, ...]] = {}
+        self.open_cache: dict[tuple, tuple] = {}
+        self.answer_cache: dict[Any, tuple[str, str]] = {}
 
     def kernel(self, fam: str, part: str | None, prop: str | None, declared: str | None) -> str:
         key = (fam, part, prop, declared)
@@ -234,65 +258,92 @@ class _ItemScorer:
 
     def route(self, stem: str, stem_id: int, marker: bool, opts: tuple[str, ...]) -> str | None:
         """§K.5 step 5 on the template stem (cached; options matter only for the visibility split)."""
-        side = len(opts) == 4 and {o.strip().lower() for o in opts} == SIDE_LABELS
+        side = False
+        if len(opts) == 4:
+            side = self.side_cache.get(opts)
+            if side is None:
+                side = self.side_cache[opts] = {o.strip().lower() for o in opts} == SIDE_LABELS
         key = (stem_id, bool(opts) or marker, side)
         routed = self.route_cache.get(key, "?")
         if routed == "?":
             routed = self.route_cache[key] = route_family(stem + (" Options:" if marker else ""), opts)
         return routed
 
-    def mcq(self, row: dict, opts: tuple[str, ...], kernel: str, response: Any) -> _Outcome:
-        """A lettered multiple-choice item: b over its distractors, s of the resolved option."""
-        ox = self.index_cache.get(opts)
-        if ox is None:
-            ox = self.index_cache[opts] = OptionIndex(opts)
-        gi = gold_index(row, ox)
-        gold = ox.norm[gi]
-        f = self.kernels.scorer(
-            kernel,
-            family=row["family"],
-            part=row["part"],
-            prop=row["property"],
-            options=ox.norm,
-            gold_genus=row["genus"],
-        )
-        # b depends on the distractor set, not its order: scorer (option set where it matters),
-        # the set of options and the gold identify it.
-        bkey = (f, ox.key, gold)
+    def mcq(self, fam, kernel, texts, norm, qid, answer, ai, part, prop, genus, response) -> tuple:
+        """Per-item columns (ITEM_COLUMNS order) + (mcq, choose_a) of a lettered multiple-choice item."""
+        if None in norm:
+            OptionIndex(texts)  # raises the error a null option text gives
+        n = len(norm)
+        if ai is not None and 0 <= ai < n:
+            gi = int(ai)
+        else:
+            gi = gold_index({"qid": qid, "answer": answer, "answer_index": ai}, OptionIndex(texts))
+        gold = norm[gi]
+        fkey = (kernel, fam, norm) if kernel == "set" else (kernel, fam, part, prop, genus)
+        f = self.fn_cache.get(fkey)
+        if f is None:
+            f = self.fn_cache[fkey] = self.kernels.scorer(
+                kernel, family=fam, part=part, prop=prop, options=norm, gold_genus=genus
+            )
+        # b (eq. 11) sums the distractors in option order, so the key keeps the order.
+        bkey = (f, norm, gi)
         b = self.base_cache.get(bkey)
         if b is None:
-            others = [t for k, t in enumerate(ox.norm) if k != gi]
-            b = self.base_cache[bkey] = chance_baseline(gold, others, f)
-        parsed = resolve(response, ox)
-        if not parsed.ok:
-            return _Outcome(parsed.status, 0.0, b, False, ox.texts[gi], None, parsed.status)
-        c = parsed.value
-        return _Outcome(
-            "ok",
-            f(ox.norm[c.index], gold),
-            b,
-            c.index == gi,
-            ox.texts[gi],
-            ox.texts[c.index],
-            c.via,
-            c.letter,
-            c.mismatch,
-            c.index == 0,
-        )
+            b = _cache_put(self.base_cache, bkey, chance_baseline(gold, norm[:gi] + norm[gi + 1 :], f))
+        if type(response) is str:
+            rkey = (response, norm)
+            hit = self.reply_cache.get(rkey)
+            if hit is None:
+                hit = _cache_put(self.reply_cache, rkey, resolve_norm(response, norm)[:2])
+            choice, status = hit
+        else:
+            choice, status = resolve_norm(response, norm)[:2]
+        category = CATEGORY_OF_FAMILY[fam]
+        if choice is None:
+            # §K.5: a parse failure is recorded and scored zero (s = 0 and cags = 0, not -b / (1 - b)).
+            return (fam, category, kernel, texts[gi], None, False, status, status, None, False, False,
+                    0.0, b, 0.0, 1.0, 0.0, True, False)  # fmt: skip
+        k = choice.index
+        s = f(norm[k], gold)
+        c = cags_value(s, b)
+        em = k == gi
+        return (fam, category, kernel, texts[gi], texts[k], True, "ok", choice.via, choice.letter,
+                choice.via == "mismatch", em, s, b, c, None if em else 1.0 - c, c, True, k == 0)  # fmt: skip
 
-    def open(self, row: dict, kernel: str, response: Any) -> _Outcome:
-        """An open naming item: b over the chance pool, s of the normalised reply."""
-        fam = row["family"]
-        gold = normalize(row["answer"] or "")
+    def open(self, fam, kernel, answer, common_name, category, raw_pool, genus, response) -> tuple:
+        """Per-item columns (ITEM_COLUMNS order) + (mcq, choose_a) of an open naming item."""
+        ckey = (fam, kernel, answer, common_name, category, raw_pool, genus)
+        ctx = self.open_cache.get(ckey)
+        if ctx is None:
+            ctx = _cache_put(self.open_cache, ckey, self._open_context(*ckey))
+        f, target, gold, b, cat, kind_of = ctx
+        if type(response) is str:
+            hit = self.answer_cache.get(response)
+            if hit is None:
+                hit = _cache_put(self.answer_cache, response, open_answer(response))
+            pred, status = hit
+        else:
+            pred, status = open_answer(response)
+        if status != "ok":
+            return (fam, CATEGORY_OF_FAMILY[fam], kernel, answer, None, False, status, status, None, False,
+                    False, 0.0, b, 0.0, 1.0, 0.0, False, False)  # fmt: skip
+        s = f(_kind_of_full(pred, cat) if kind_of else pred, target)
+        c = cags_value(s, b)
+        em = pred == gold
+        return (fam, CATEGORY_OF_FAMILY[fam], kernel, answer, pred, True, "ok", "open", None, False,
+                em, s, b, c, None if em else 1.0 - c, c, False, False)  # fmt: skip
+
+    def _open_context(self, fam, kernel, answer, common_name, category, raw_pool, genus) -> tuple:
+        """(scorer, target, normalised gold, b, category, kind_of?) of an open item; b over the chance pool."""
+        gold = normalize(answer or "")
         if not gold:
             raise ValueError("empty gold answer")
-        category = row["category"] or ""
+        category = category or ""
         kind_of = fam == "open_kind_of"
         if kind_of:
-            target = normalize(row["common_name"]) if row["common_name"] else _kind_of_full(gold, category)
+            target = normalize(common_name) if common_name else _kind_of_full(gold, category)
         else:
             target = gold
-        raw_pool = tuple(row["chance_pool"] or ())
         pkey = (fam, gold, raw_pool)
         pool = self.pool_cache.get(pkey)
         if pool is None:
@@ -301,20 +352,15 @@ class _ItemScorer:
             else:
                 pool = tuple(sample_chance_pool(gold, self.sorted_golds.get(fam, ())))
             self.pool_cache[pkey] = pool
-        f = self.kernels.scorer(kernel, family=fam, gold_genus=row["genus"])
+        f = self.kernels.scorer(kernel, family=fam, gold_genus=genus)
         bkey = (f, fam, target, category, pool)
         b = self.base_cache.get(bkey)
         if b is None:
             names = [_kind_of_full(p, category) for p in pool] if kind_of else list(pool)
-            b = self.base_cache[bkey] = chance_baseline(target, names, f)
-        pred, status = open_answer(response)
-        if status != "ok":
-            return _Outcome(status, 0.0, b, False, row["answer"], None, status)
-        s = f(_kind_of_full(pred, category) if kind_of else pred, target)
-        return _Outcome("ok", s, b, pred == gold, row["answer"], pred, "open")
+            b = _cache_put(self.base_cache, bkey, chance_baseline(target, names, f))
+        return f, target, gold, b, category, kind_of
 
 
-_ROW_FIELDS = ("qid", "family", "options", "answer", "answer_index")
 _C2_FIELDS = ("part", "property", "kernel", "genus", "common_name", "category", "chance_pool")
 
 
@@ -343,88 +389,94 @@ def score_items(task_id: str, table: pa.Table, responses: list, kernels: KernelS
     n = table.num_rows
     if len(responses) != n:
         raise ValueError(f"{task_id}: {len(responses)} responses for {n} question rows")
-    data = {k: table.column(k).to_pylist() for k in _ROW_FIELDS}
-    data.update({k: _c2_field(table, k, n) for k in _C2_FIELDS})
+    qids = table.column("qid").to_pylist()
+    families = table.column("family").to_pylist()
+    answers = table.column("answer").to_pylist()
+    answer_idx = table.column("answer_index").to_pylist()
+    parts, props, declared, genera, commons, cats, pools = (_c2_field(table, k, n) for k in _C2_FIELDS)
+    starts, ends, codes, code_text, code_norm = _option_codes(table)
     stem_ids, stems, markers = _question_stems(table.column("question"))
     task_families = _task_families(task_id)
 
     family_golds: dict[str, set[str]] = {}
-    for fam, ans in zip(data["family"], data["answer"], strict=True):
+    for fam, ans in zip(families, answers, strict=True):
         if fam in OPEN_FAMILIES and ans:
             family_golds.setdefault(fam, set()).add(normalize(ans))
-    scorer = _ItemScorer(kernels, family_golds)
+    scorer = _Scorer(kernels, family_golds)
+    # codes of an option list -> (texts, normalised texts), shared by the rows listing the same options
+    opt_cache: dict[tuple, tuple[tuple, tuple]] = {}
 
-    cols: dict[str, list] = {k: [None] * n for k in ITEM_COLUMNS}
-    # plain lists while looping (numpy scalar writes are slow), arrays for the statistics
-    fam_code = [-1] * n
-    flags = {k: [False] * n for k in ("parse", "em", "mcq", "mismatch", "choose_a", "route")}
-    v_s, v_c = [0.0] * n, [0.0] * n
+    rows: list[tuple] = [()] * n
+    routed_off = [False] * n
     invalid: list[str] = []
-    fam_pos = {f: i for i, f in enumerate(FAMILIES)}
-    keys = tuple(data)
+    fam_known = frozenset(FAMILIES) if task_families is None else frozenset(FAMILIES) & task_families
 
     for i in range(n):
-        row = {k: data[k][i] for k in keys}
-        fam = row["family"]
-        cols["family"][i] = fam
-        cols["parse_ok"][i] = False
+        fam = families[i]
         try:
-            if fam not in fam_pos:
-                raise ValueError(f"unknown C2 family {fam!r}")
-            if task_families is not None and fam not in task_families:
+            if fam not in fam_known:
+                if fam not in CATEGORY_OF_FAMILY:
+                    raise ValueError(f"unknown C2 family {fam!r}")
                 raise ValueError(f"family {fam!r} is not part of task {task_id!r}")
-            kernel = scorer.kernel(fam, row["part"], row["property"], row["kernel"])
-            opts = tuple(row["options"] or ())
-            if not opts and markers[i]:
-                opts = tuple(options_from_question(table.column("question")[i].as_py()))
-            routed = scorer.route(stems[stem_ids[i]], stem_ids[i], markers[i], opts)
-            if opts:
+            kernel = scorer.kernel(fam, parts[i], props[i], declared[i])
+            a, e = starts[i], ends[i]
+            if a != e:
+                ck = tuple(codes[a:e])
+                hit = opt_cache.get(ck)
+                if hit is None:
+                    hit = _cache_put(
+                        opt_cache, ck, (tuple(code_text[c] for c in ck), tuple(code_norm[c] for c in ck))
+                    )
+                texts, norm = hit
+            elif markers[i]:
+                texts = tuple(options_from_question(table.column("question")[i].as_py()))
+                norm = tuple(_normalize_option(t) for t in texts)
+            else:
+                texts = norm = ()
+            routed = scorer.route(stems[stem_ids[i]], stem_ids[i], markers[i], texts)
+            if texts:
                 if fam in OPEN_FAMILIES:
                     raise ValueError(f"open family {fam!r} has options")
-                out = scorer.mcq(row, opts, kernel, responses[i])
+                row = scorer.mcq(
+                    fam, kernel, texts, norm, qids[i], answers[i], answer_idx[i], parts[i], props[i],
+                    genera[i], responses[i],
+                )  # fmt: skip
             else:
                 if fam not in OPEN_FAMILIES:
                     raise ValueError(f"multiple-choice family {fam!r} has no options")
-                out = scorer.open(row, kernel, responses[i])
-            ok = out.status == "ok"
-            # §K.5: a parse failure is recorded and scored zero (s = 0 and cags = 0, not -b / (1 - b)).
-            c = cags_value(out.s, out.b) if ok else 0.0
+                pool = pools[i]
+                row = scorer.open(
+                    fam, kernel, answers[i], commons[i], cats[i], tuple(pool) if pool else (), genera[i],
+                    responses[i],
+                )  # fmt: skip
         except Exception as exc:  # a bad row is reported, the rest goes on
             reason = f"{type(exc).__name__}: {exc}"
-            invalid.append(f"{row['qid']}: {reason}")
-            cols["parse_status"][i] = "invalid_row"
-            cols["resolution"][i] = reason[:200]
+            invalid.append(f"{qids[i]}: {reason}")
+            rows[i] = (fam, None, None, None, None, False, "invalid_row", reason[:200], None, None, None,
+                       None, None, None, None, None, False, False)  # fmt: skip
             continue
-        fam_code[i] = fam_pos[fam]
-        flags["parse"][i] = ok
-        flags["em"][i] = out.em
-        flags["mcq"][i] = bool(opts)
-        flags["mismatch"][i] = out.mismatch
-        flags["choose_a"][i] = out.choose_a
-        flags["route"][i] = routed is not None and routed != fam
-        v_s[i], v_c[i] = out.s, c
-        cols["category"][i] = CATEGORY_OF_FAMILY[fam]
-        cols["kernel"][i] = kernel
-        cols["gold"][i] = out.gold
-        cols["parsed"][i] = out.parsed
-        cols["parse_ok"][i] = ok
-        cols["parse_status"][i] = out.status
-        cols["resolution"][i] = out.resolution
-        cols["letter"][i] = out.letter
-        cols["mismatch"][i] = out.mismatch
-        cols["em"][i] = out.em
-        cols["s"][i] = out.s
-        cols["b"][i] = out.b
-        cols["cags"][i] = c
-        cols["severity"][i] = None if out.em else 1.0 - c
-        cols["score"][i] = c
+        rows[i] = row
+        routed_off[i] = routed is not None and routed != fam
 
-    stats = _stats(
-        np.asarray(fam_code, dtype=np.int64),
-        {k: np.asarray(v, dtype=bool) for k, v in flags.items()},
-        np.asarray(v_s, dtype=float),
-        np.asarray(v_c, dtype=float),
-    )
+    columns = list(zip(*rows, strict=True)) if n else [()] * (len(ITEM_COLUMNS) + 2)
+    cols = {k: list(columns[j]) for j, k in enumerate(ITEM_COLUMNS)}
+    fam_pos = {f: j for j, f in enumerate(FAMILIES)}
+    fam_code = [
+        -1 if cat is None else fam_pos[fam] for fam, cat in zip(families, cols["category"], strict=True)
+    ]
+    flags = {
+        "parse": np.asarray(cols["parse_ok"], dtype=bool),
+        "em": np.asarray(columns[ITEM_COLUMNS.index("em")], dtype=bool),
+        "mcq": np.asarray(columns[len(ITEM_COLUMNS)], dtype=bool),
+        "mismatch": np.asarray(columns[ITEM_COLUMNS.index("mismatch")], dtype=bool),
+        "choose_a": np.asarray(columns[len(ITEM_COLUMNS) + 1], dtype=bool),
+        "route": np.asarray(routed_off, dtype=bool),
+    }
+    code_arr = np.asarray(fam_code, dtype=np.int64)
+    valid = code_arr >= 0
+    v_s = np.where(valid, np.asarray(columns[ITEM_COLUMNS.index("s")], dtype=float), 0.0)
+    v_c = np.where(valid, np.asarray(columns[ITEM_COLUMNS.index("cags")], dtype=float), 0.0)
+    stats = _stats(code_arr, flags, v_s, v_c)
     stats["n_rows"] = n
     stats["n_invalid"] = len(invalid)
     stats["invalid_rows"] = invalid

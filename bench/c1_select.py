@@ -1,6 +1,6 @@
 """Benchmark: C1 selection over a large catalog in TreeOfLife layout (streaming, peak RSS, rows/s).
 
-    python bench/select.py --rows 50000000 --workdir /tmp/c1-bench
+    python bench/c1_select.py --rows 50000000 --workdir /tmp/c1-bench
 
 Generates (once, in row groups so generation itself stays in memory bounds) a catalog.parquet with
 uuid, the seven ranks, scientific/common names and ``resized_size``; the species follow a Zipf law
@@ -139,7 +139,7 @@ def _child(catalog: Path, out: Path, threads: int) -> None:
     usage0 = resource.getrusage(resource.RUSAGE_SELF)
     cpu0 = usage0.ru_utime + usage0.ru_stime
     result = c1_select.select_from_catalog(
-        [catalog], out, config=c1_select.SelectionConfig.full(), image_index=None, threads=threads
+        [catalog], out, config=c1_select.SelectionConfig.full(), threads=threads
     )
     wall = time.perf_counter() - t0
     usage = resource.getrusage(resource.RUSAGE_SELF)
