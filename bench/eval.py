@@ -25,13 +25,12 @@ from pathlib import Path
 # bench/ holds select.py, which would shadow the stdlib module of that name: drop the script folder
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-sys.path.insert(0, str(_HERE.parent / "tests"))
-
-import tiny_vlms  # noqa: E402
+sys.path.insert(0, str(_HERE.parent))
 
 from biovqa import prompts  # noqa: E402
 from biovqa.data import decode_image, load_questions  # noqa: E402
 from biovqa.models.base import GenerationRequest  # noqa: E402
+from builder import tiny_vlms  # noqa: E402
 
 # Lite: 500 items per task; caps from the task registry
 LITE_PER_TASK = 500

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from biovqa.cli_eval import eval_command, models_command
 from biovqa.cli_score import score_command
 
 app = typer.Typer(
@@ -58,6 +59,8 @@ def tasks_cmd(
 
 
 app.command("score")(score_command)
+app.command("eval")(eval_command)
+app.command("models")(models_command)
 
 
 @app.command("report")

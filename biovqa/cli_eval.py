@@ -19,8 +19,10 @@ def eval_command(
     model: Annotated[
         str, typer.Option(help="Registry name (biovqa models), Hub id, local folder, or 'floor'.")
     ],
-    dataset: Annotated[str, typer.Option(help="Local Hub-shaped folder or Hub dataset id.")],
     out: Annotated[str, typer.Option(help="Output folder; the run goes to OUT/<cache key>/.")],
+    dataset: Annotated[
+        str, typer.Option(help="Local Hub-shaped folder or Hub dataset id.")
+    ] = "imageomics/Bio-VQA",
     config: Annotated[str, typer.Option(help="Dataset config: c1 … c4 or lite.")] = "lite",
     tasks: Annotated[
         list[str] | None, typer.Option(help="Task ids or components (repeat or comma-separate).")
@@ -48,6 +50,7 @@ def eval_command(
     ] = None,
     score: Annotated[bool, typer.Option(help="Score the run at the end.")] = True,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    label: Annotated[str | None, typer.Option(help="Display name in scorecards and reports.")] = None,
 ) -> None:
     """Evaluate a model on a Bio-VQA config: resumable, data-parallel under accelerate/torchrun."""
     from biovqa.models.base import ModelNotAvailable
@@ -75,6 +78,7 @@ def eval_command(
         max_new_tokens=max_new_tokens,
         score=score,
         progress=progress,
+        label=label,
     )
     try:
         result = run_eval(settings)

@@ -75,6 +75,21 @@ def build_cmd(
     typer.echo(json.dumps(info["counts"]))
 
 
+@app.command("demo")
+def demo_cmd(
+    out: Annotated[Path, typer.Option("--out", help="Folder for sources, hub, runs and report.")] = Path(
+        "out/demo"
+    ),
+    limit: Annotated[int, typer.Option(help="Items per task for the tiny VLM runs (0 = all).")] = 40,
+    batch_size: Annotated[int, typer.Option(help="Batch size of the tiny VLM runs.")] = 16,
+) -> None:
+    """The main job on the embedded default: miniature -> Hub folder -> evaluate -> score -> report."""
+    from builder.demo import print_summary, run_demo
+
+    summary = run_demo(out, limit=limit or None, batch_size=batch_size, log=_echo)
+    print_summary(summary, echo=typer.echo)
+
+
 @app.command("publish")
 def publish_cmd(
     hub_dir: Annotated[Path, typer.Argument(help="A folder written by `build`.")],

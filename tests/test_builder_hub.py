@@ -35,7 +35,13 @@ def _c4_record(i: int) -> dict:
         answer="Yes" if i % 2 else "No",
         answer_form="yes_no",
         image={"bytes": _png((i * 20 % 255, 10, 10)), "path": None},
-        c4={"catalog": "gzcd", "species": "zebra", "condition": "random", "same": bool(i % 2), "embedder": "fallback"},
+        c4={
+            "catalog": "gzcd",
+            "species": "zebra",
+            "condition": "random",
+            "same": bool(i % 2),
+            "embedder": "fallback",
+        },
     )
     return rec
 
@@ -78,7 +84,13 @@ def _build(hub, n=12):
                 lite.add(rec)
     lite.close()
     counts = {"c1": n, "c2": 0, "c3": 0, "c4": n, "lite": lite.n_rows}
-    card = render_card(counts=counts, nbytes={}, task_counts={"c1.phylum": n, "c4.random": n}, lite_counts=lite.tasks, info={})
+    card = render_card(
+        counts=counts,
+        nbytes={},
+        task_counts={"c1.phylum": n, "c4.random": n},
+        lite_counts=lite.tasks,
+        info={},
+    )
     (hub / "README.md").write_text(card)
     return qids, report
 

@@ -6,11 +6,11 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-import tiny_vlms
 from typer.testing import CliRunner
 
 from biovqa.cli_eval import app
 from biovqa.schema import QUESTION_SCHEMA
+from builder import tiny_vlms
 
 runner = CliRunner()
 
@@ -47,7 +47,7 @@ def test_floor_eval_scores_at_the_floor(ds, tmp_path):
     assert res.exit_code == 0, res.output
     assert "items: 19 (answered now 19, resumed 0, errors 0, excluded 0)" in res.stdout
     (run_dir,) = (tmp_path / "runs").iterdir()
-    card = json.loads((run_dir / "score" / "scorecard.json").read_text())
+    card = json.loads((run_dir / "scores" / "scorecard.json").read_text())
     for task in ("c1.phylum", "c4.random"):
         m = card[task]
         assert m["headline"] == pytest.approx(m["floor"]), (task, m)

@@ -7,12 +7,12 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import tiny_vlms
 from PIL import Image
 
 from biovqa.data import MissingImagesError, attach_image_ref, attach_images, decode_image, load_questions
 from biovqa.schema import QUESTION_SCHEMA
 from biovqa.sources import load_sources
+from builder import tiny_vlms
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import tiny_vlms
 
 from biovqa.models.base import ModelNotAvailable
 from biovqa.run.runner import EvalSettings, run_eval
+from builder import tiny_vlms
 
 CORRUPT = "c3.counting/synth/0002"
 

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-import tiny_vlms
 
 from biovqa.run.runner import EvalSettings, run_eval
 from biovqa.run.store import PredictionStore
+from builder import tiny_vlms
 
 ROOT = Path(__file__).resolve().parents[1]
 

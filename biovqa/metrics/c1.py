@@ -42,7 +42,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from biovqa.metrics.common import TaskScore, col
+from biovqa.metrics.common import TaskScore, col, gc_paused
 from biovqa.parse.result import Parsed
 from biovqa.parse.text import choose_option, normalize_name, parse_answer
 from biovqa.taxonomy import (
@@ -298,6 +298,17 @@ def item_stats(
     require_synonyms: bool | None = None,
 ) -> tuple[dict[str, list], dict]:
     """Per-item columns (§K.6) and additive statistics for one C1 task."""
+    with gc_paused():
+        return _item_stats(task_id, table, responses, resources, require_synonyms)
+
+
+def _item_stats(
+    task_id: str,
+    table: pa.Table,
+    responses: Sequence[str | None],
+    resources: Resources | None,
+    require_synonyms: bool | None,
+) -> tuple[dict[str, list], dict]:
     kind = TASK_RANKS.get(task_id)
     if kind is None:
         raise ValueError(f"{task_id!r} is not a C1 task; expected one of {sorted(TASK_RANKS)}")

@@ -299,6 +299,59 @@ def resolve_norm(response: Any, norm: tuple[str, ...]) -> tuple[MCQChoice | None
     return None, status, first
 
 
+class ReplyResolver:
+    """:func:`resolve_norm` for many items at once: same results, with caches shared across option sets.
+
+    A one-line reply resolves the same way against every option set with the same number of options in
+    which its text names the same option (the text match ``(t, ambiguous)``); only the fuzzy fallback
+    reads the option texts further, so those results are not cached. Caches are emptied past
+    ``max_entries`` entries.
+    """
+
+    def __init__(self, max_entries: int = 200_000):
+        self.max_entries = max_entries
+        self._single: dict[str, _Line | None] = {}
+        self._out: dict[tuple, tuple[MCQChoice | None, str]] = {}
+
+    def __call__(self, response: Any, norm: tuple[str, ...]) -> tuple[MCQChoice | None, str]:
+        """(choice or None, status) of ``response`` against the normalised options ``norm``."""
+        if type(response) is not str or not norm:
+            return resolve_norm(response, norm)[:2]
+        single = self._single
+        info = single.get(response, _NOT_SEEN)
+        if info is _NOT_SEEN:
+            infos = _analyze(response)[0]
+            info = infos[0] if len(infos) == 1 and not infos[0].echo else None
+            if len(single) >= self.max_entries:
+                single.clear()
+            single[response] = info
+        if info is None:  # empty, echoed or multi-line: the general resolver
+            return resolve_norm(response, norm)[:2]
+        body = info.body
+        if not body:
+            t, amb = -1, False
+        elif body in norm:
+            t, amb = norm.index(body), False
+        else:
+            t, amb = _text_match(body, norm)
+        key = (response, len(norm), t, amb)
+        hit = self._out.get(key)
+        if hit is not None:
+            return hit
+        choice, status, _ = resolve_norm(response, norm)
+        hit = (choice, status)
+        fuzzy_read = bool(body) and t < 0 and not amb
+        if fuzzy_read and (choice is None or choice.via == "fuzzy"):
+            return hit  # depends on the option texts themselves
+        if len(self._out) >= self.max_entries:
+            self._out.clear()
+        self._out[key] = hit
+        return hit
+
+
+_NOT_SEEN = object()
+
+
 def resolve(response: Any, index: OptionIndex) -> Parsed:
     """§K.5 step 4 against a prepared :class:`OptionIndex`; never raises."""
     choice, status, detail = resolve_norm(response, index.norm)

@@ -69,7 +69,12 @@ def scorecard_table(runs: list[ScoredRun]) -> str:
         floor_row.append(_fmt(next((r.value(t, key) for r in runs if r.value(t, key) is not None), None)))
     rows.append(["Floor", *floor_row])
     groups = "C1 exact match: phy…com · C2 cags: sal mrp loc nam · C3: cnt rcnt adst rdst lcl rpos view ocr · C4: d′ acc"
-    return groups + "\n\n" + _table(["model", *[c[0] for c in cols]], rows)
+    note = (
+        "Best per column in bold, worst in italics. The Floor row is the image-blind rule each scorer reports on the "
+        "same items. C2 has none: the paper prints 0 for cags because it is chance-corrected, but under its eq. 11–12 "
+        "a uniform guess over K options scores 1/K in expectation (b averages the distractors only)."
+    )
+    return groups + "\n\n" + _table(["model", *[c[0] for c in cols]], rows) + "\n\n" + note
 
 
 def _pooled(run: ScoredRun, tasks: list[str], key: str) -> float | None:

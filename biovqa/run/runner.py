@@ -54,6 +54,7 @@ class EvalSettings:
     max_new_tokens: int | None = None  # caps every task's own limit (smoke runs); recorded in the cache key
     score: bool = True
     progress: bool = True
+    label: str | None = None  # display name in scorecards and reports (not part of the cache key)
 
 
 @dataclass
@@ -290,6 +291,7 @@ def run_eval(settings: EvalSettings, ctx: DistContext | None = None) -> RunResul
         "limit": settings.limit,
         "world_size": ctx.world_size,
         "model_spec": spec.name if spec else None,
+        "model_label": settings.label or (spec.name if spec else Path(settings.model).name),
         **meta,
     }
     if ctx.is_main:
@@ -390,13 +392,13 @@ def _score(settings: EvalSettings, run_dir: Path, qids: list[str]) -> tuple[dict
         questions = questions.filter(pc.is_in(questions.column("qid"), value_set=pa.array(qids, pa.string())))
         preds = scoring.read_predictions(run_dir)
         result = scoring.score_tables(questions, preds, folder, settings.tasks)
-        scoring.write_outputs(result, run_dir / "score", settings.model)
+        scoring.write_outputs(result, run_dir / "scores", settings.label or settings.model)
         md = (
-            (run_dir / "score" / "scorecard.md").read_text()
-            if (run_dir / "score" / "scorecard.md").is_file()
+            (run_dir / "scores" / "scorecard.md").read_text()
+            if (run_dir / "scores" / "scorecard.md").is_file()
             else ""
         )
-        return result.scorecard, md or f"scores written to {run_dir / 'score'}"
+        return result.scorecard, md or f"scores written to {run_dir / 'scores'}"
     except Exception as exc:
         return None, f"scoring failed: {type(exc).__name__}: {exc}"
 

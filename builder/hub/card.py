@@ -11,6 +11,7 @@ from biovqa import __version__
 from biovqa.schema import CONFIGS
 from biovqa.tasks import TASK_IDS
 
+
 class _NoAliasDumper(yaml.SafeDumper):
     """Write repeated blocks (the features of each config) in full instead of YAML anchors."""
 
@@ -66,7 +67,9 @@ def render_card(
     repo_id: str = "imageomics/Bio-VQA",
 ) -> str:
     """The full README.md text (YAML front matter + body) for a built Hub folder."""
-    front = yaml.dump(card_yaml(counts, nbytes), Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=120)
+    front = yaml.dump(
+        card_yaml(counts, nbytes), Dumper=_NoAliasDumper, sort_keys=False, allow_unicode=True, width=120
+    )
     what = {
         "c1": "taxonomy at eight ranks + common-name MCQ (TreeOfLife-200M)",
         "c2": "bird attribute grounding, ten families (CUB-200-2011)",

@@ -30,18 +30,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from biovqa.metrics.common import TaskScore
+from biovqa.metrics.common import TaskScore, gc_paused
 from biovqa.parse.mcq import (
     MAX_REPLY_CHARS,
     SCAFFOLD,
     SIDE_LABELS,
     THINK_BLOCK,
     OptionIndex,
+    ReplyResolver,
     _normalize_option,
     gold_index,
     normalize,
     options_from_question,
-    resolve_norm,
     route_family,
 )
 
@@ -233,44 +233,63 @@ def _option_codes(table: pa.Table) -> tuple[list[int], list[int], list[int], lis
     return starts, ends, codes, [*texts, None], [*norms, None]
 
 
+class _RowError(Exception):
+    """A row error whose message is already the reported reason."""
+
+
 class _Scorer:
     """Scores distinct items once: option-set, chance-baseline, reply-resolution and item caches per call."""
 
     def __init__(self, kernels: KernelSet, family_golds: dict[str, set[str]]):
         self.kernels = kernels
         self.sorted_golds = {fam: sorted(g) for fam, g in family_golds.items()}
-        self.kernel_cache: dict[tuple, str] = {}
+        self.sim_rows: dict[tuple, dict[str, float]] = {}
         self.route_cache: dict[tuple, str | None] = {}
         self.side_cache: dict[tuple, bool] = {}
-        self.fn_cache: dict[tuple, Any] = {}
         self.base_cache: dict[tuple, float] = {}
-        self.reply_cache: dict[tuple, tuple] = {}
+        self.fn_cache: dict[tuple, Any] = {}
+        self.resolver = ReplyResolver(_CACHE_MAX)
         self.pool_cache: dict[tuple, tuple[str, ...]] = {}
         self.open_cache: dict[tuple, tuple] = {}
         self.answer_cache: dict[Any, tuple[str, str]] = {}
 
-    def kernel(self, fam: str, part: str | None, prop: str | None, declared: str | None) -> str:
-        key = (fam, part, prop, declared)
-        k = self.kernel_cache.get(key)
-        if k is None:
-            k = self.kernel_cache[key] = kernel_for(fam, part, prop, declared)
-        return k
+    def context(self, fam, part, prop, declared, genus, allowed: frozenset[str], task_id: str) -> tuple:
+        """(family, kernel, category, scorer or None, error or None) shared by the rows of one item kind.
 
-    def route(self, stem: str, stem_id: int, marker: bool, opts: tuple[str, ...]) -> str | None:
+        The scorer is None for the set kernel, whose scorer depends on the item's option set.
+        """
+        try:
+            if fam not in allowed:
+                if fam not in CATEGORY_OF_FAMILY:
+                    raise ValueError(f"unknown C2 family {fam!r}")
+                raise ValueError(f"family {fam!r} is not part of task {task_id!r}")
+            kernel = kernel_for(fam, part, prop, declared)
+        except Exception as exc:  # reported per row by the caller
+            return fam, None, None, None, f"{type(exc).__name__}: {exc}"
+        f = None
+        if kernel != "set":
+            f = self.kernels.scorer(kernel, family=fam, part=part, prop=prop, gold_genus=genus)
+        return fam, kernel, CATEGORY_OF_FAMILY[fam], f, None
+
+    def route(self, stem: str, stem_id: int, marker: bool, opts: list[str]) -> str | None:
         """§K.5 step 5 on the template stem (cached; options matter only for the visibility split)."""
         side = False
         if len(opts) == 4:
-            side = self.side_cache.get(opts)
+            okey = tuple(opts)
+            side = self.side_cache.get(okey)
             if side is None:
-                side = self.side_cache[opts] = {o.strip().lower() for o in opts} == SIDE_LABELS
+                side = self.side_cache[okey] = {o.strip().lower() for o in opts} == SIDE_LABELS
         key = (stem_id, bool(opts) or marker, side)
         routed = self.route_cache.get(key, "?")
         if routed == "?":
             routed = self.route_cache[key] = route_family(stem + (" Options:" if marker else ""), opts)
         return routed
 
-    def mcq(self, fam, kernel, texts, norm, qid, answer, ai, part, prop, genus, response) -> tuple:
+    def mcq(
+        self, ctx: tuple, norm: tuple, texts: list, qid, answer, ai, part, prop, genus, response
+    ) -> tuple:
         """Per-item columns (ITEM_COLUMNS order) + (mcq, choose_a) of a lettered multiple-choice item."""
+        fam, kernel, category, f, _ = ctx
         if None in norm:
             OptionIndex(texts)  # raises the error a null option text gives
         n = len(norm)
@@ -279,32 +298,36 @@ class _Scorer:
         else:
             gi = gold_index({"qid": qid, "answer": answer, "answer_index": ai}, OptionIndex(texts))
         gold = norm[gi]
-        fkey = (kernel, fam, norm) if kernel == "set" else (kernel, fam, part, prop, genus)
-        f = self.fn_cache.get(fkey)
-        if f is None:
-            f = self.fn_cache[fkey] = self.kernels.scorer(
-                kernel, family=fam, part=part, prop=prop, options=norm, gold_genus=genus
-            )
-        # b (eq. 11) sums the distractors in option order, so the key keeps the order.
-        bkey = (f, norm, gi)
-        b = self.base_cache.get(bkey)
-        if b is None:
-            b = _cache_put(self.base_cache, bkey, chance_baseline(gold, norm[:gi] + norm[gi + 1 :], f))
-        if type(response) is str:
-            rkey = (response, norm)
-            hit = self.reply_cache.get(rkey)
-            if hit is None:
-                hit = _cache_put(self.reply_cache, rkey, resolve_norm(response, norm)[:2])
-            choice, status = hit
-        else:
-            choice, status = resolve_norm(response, norm)[:2]
-        category = CATEGORY_OF_FAMILY[fam]
+        if f is None:  # the set kernel reads the option set
+            fkey = (fam, norm)
+            f = self.fn_cache.get(fkey)
+            if f is None:
+                f = _cache_put(self.fn_cache, fkey, self.kernels.scorer(kernel, family=fam, options=norm))
+        # similarities to one gold under one scorer; b (eq. 11) sums the distractors in option order,
+        # exactly as chance_baseline does
+        rkey = (f, gold)
+        sims = self.sim_rows.get(rkey)
+        if sims is None:
+            sims = _cache_put(self.sim_rows, rkey, {})
+        total = 0.0
+        for k in range(n):
+            if k != gi:
+                d = norm[k]
+                v = sims.get(d)
+                if v is None:
+                    v = sims[d] = f(d, gold)
+                total += v
+        b = total / (n - 1) if n > 1 else 0.0
+        choice, status = self.resolver(response, norm)
         if choice is None:
             # §K.5: a parse failure is recorded and scored zero (s = 0 and cags = 0, not -b / (1 - b)).
             return (fam, category, kernel, texts[gi], None, False, status, status, None, False, False,
                     0.0, b, 0.0, 1.0, 0.0, True, False)  # fmt: skip
         k = choice.index
-        s = f(norm[k], gold)
+        pred = norm[k]
+        s = sims.get(pred)
+        if s is None:
+            s = sims[pred] = f(pred, gold)
         c = cags_value(s, b)
         em = k == gi
         return (fam, category, kernel, texts[gi], texts[k], True, "ok", choice.via, choice.letter,
@@ -386,6 +409,11 @@ def _task_families(task_id: str) -> frozenset[str] | None:
 
 def score_items(task_id: str, table: pa.Table, responses: list, kernels: KernelSet) -> tuple[dict, dict]:
     """Per-item columns and additive statistics of one task (or shard)."""
+    with gc_paused():
+        return _score_items(task_id, table, responses, kernels)
+
+
+def _score_items(task_id: str, table: pa.Table, responses: list, kernels: KernelSet) -> tuple[dict, dict]:
     n = table.num_rows
     if len(responses) != n:
         raise ValueError(f"{task_id}: {len(responses)} responses for {n} question rows")
@@ -403,54 +431,50 @@ def score_items(task_id: str, table: pa.Table, responses: list, kernels: KernelS
         if fam in OPEN_FAMILIES and ans:
             family_golds.setdefault(fam, set()).add(normalize(ans))
     scorer = _Scorer(kernels, family_golds)
-    # codes of an option list -> (texts, normalised texts), shared by the rows listing the same options
-    opt_cache: dict[tuple, tuple[tuple, tuple]] = {}
+    allowed = frozenset(FAMILIES) if task_families is None else frozenset(FAMILIES) & task_families
+    flat_text = [code_text[c] for c in codes]
+    flat_norm = [code_norm[c] for c in codes]
+    contexts: dict[tuple, tuple] = {}
+    question_col = table.column("question")
 
     rows: list[tuple] = [()] * n
     routed_off = [False] * n
     invalid: list[str] = []
-    fam_known = frozenset(FAMILIES) if task_families is None else frozenset(FAMILIES) & task_families
-
     for i in range(n):
-        fam = families[i]
+        fam, part, prop, genus = families[i], parts[i], props[i], genera[i]
+        ckey = (fam, part, prop, declared[i], genus)
+        ctx = contexts.get(ckey)
+        if ctx is None:
+            ctx = contexts[ckey] = scorer.context(*ckey, allowed, task_id)
         try:
-            if fam not in fam_known:
-                if fam not in CATEGORY_OF_FAMILY:
-                    raise ValueError(f"unknown C2 family {fam!r}")
-                raise ValueError(f"family {fam!r} is not part of task {task_id!r}")
-            kernel = scorer.kernel(fam, parts[i], props[i], declared[i])
+            if ctx[4] is not None:
+                raise _RowError(ctx[4])
             a, e = starts[i], ends[i]
             if a != e:
-                ck = tuple(codes[a:e])
-                hit = opt_cache.get(ck)
-                if hit is None:
-                    hit = _cache_put(
-                        opt_cache, ck, (tuple(code_text[c] for c in ck), tuple(code_norm[c] for c in ck))
-                    )
-                texts, norm = hit
+                texts = flat_text[a:e]
+                norm = tuple(flat_norm[a:e])
             elif markers[i]:
-                texts = tuple(options_from_question(table.column("question")[i].as_py()))
+                texts = options_from_question(question_col[i].as_py())
                 norm = tuple(_normalize_option(t) for t in texts)
             else:
-                texts = norm = ()
+                texts, norm = [], ()
             routed = scorer.route(stems[stem_ids[i]], stem_ids[i], markers[i], texts)
             if texts:
                 if fam in OPEN_FAMILIES:
                     raise ValueError(f"open family {fam!r} has options")
                 row = scorer.mcq(
-                    fam, kernel, texts, norm, qids[i], answers[i], answer_idx[i], parts[i], props[i],
-                    genera[i], responses[i],
-                )  # fmt: skip
+                    ctx, norm, texts, qids[i], answers[i], answer_idx[i], part, prop, genus, responses[i]
+                )
             else:
                 if fam not in OPEN_FAMILIES:
                     raise ValueError(f"multiple-choice family {fam!r} has no options")
                 pool = pools[i]
                 row = scorer.open(
-                    fam, kernel, answers[i], commons[i], cats[i], tuple(pool) if pool else (), genera[i],
+                    fam, ctx[1], answers[i], commons[i], cats[i], tuple(pool) if pool else (), genus,
                     responses[i],
                 )  # fmt: skip
         except Exception as exc:  # a bad row is reported, the rest goes on
-            reason = f"{type(exc).__name__}: {exc}"
+            reason = str(exc) if isinstance(exc, _RowError) else f"{type(exc).__name__}: {exc}"
             invalid.append(f"{qids[i]}: {reason}")
             rows[i] = (fam, None, None, None, None, False, "invalid_row", reason[:200], None, None, None,
                        None, None, None, None, None, False, False)  # fmt: skip

@@ -9,7 +9,7 @@ generated text is gibberish, but it is deterministic and exercises the real prep
 Qwen2.5-VL needs :class:`ImageOnlyQwen2_5_VLProcessor` (no torchvision here, so the stock processor
 cannot build its video processor); importing this module registers it with ``AutoProcessor``.
 
-Usage: ``python tests/tiny_vlms.py llava /tmp/tiny-llava`` (kinds: see :data:`BUILDERS`).
+Usage: ``python -m builder.tiny_vlms llava /tmp/tiny-llava`` (kinds: see :data:`BUILDERS`).
 """
 
 from __future__ import annotations
@@ -356,7 +356,7 @@ BUILDERS = {
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] not in BUILDERS:
-        sys.exit(f"usage: python tests/tiny_vlms.py {{{','.join(BUILDERS)}}} OUT_DIR")
+        sys.exit(f"usage: python -m builder.tiny_vlms {{{','.join(BUILDERS)}}} OUT_DIR")
     print(BUILDERS[sys.argv[1]](sys.argv[2]))
 
 
