@@ -28,21 +28,11 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from biovqa.parse.result import Parsed
+from biovqa.prompts import VIEWPOINTS as VIEWPOINTS  # re-exported: the ten labels of the §K.3 instruction
 
 MAX_CHARS = 100_000
 
-VIEWPOINTS: tuple[str, ...] = (
-    "front",
-    "back",
-    "left",
-    "right",
-    "frontleft",
-    "frontright",
-    "backleft",
-    "backright",
-    "up",
-    "down",
-)
+
 #: bearing of each ring viewpoint in degrees (front = facing the camera); up/down are off the ring
 VIEWPOINT_BEARING: dict[str, int] = {
     "front": 0,

@@ -330,10 +330,10 @@ def choose_option(answer: str, option_norms: Sequence[str]) -> tuple[int, str]:
     """
     if not answer:
         return -1, "empty"
-    exact = [i for i, o in enumerate(option_norms) if o and o == answer]
-    if exact:
-        return exact[0], "exact"
-    inside = [i for i, o in enumerate(option_norms) if _contains_words(answer, o)]
+    if answer in option_norms:  # answer is non-empty, so the equal option is too
+        return list(option_norms).index(answer), "exact"
+    padded = f" {answer} "  # whole-word containment, as _contains_words
+    inside = [i for i, o in enumerate(option_norms) if o and f" {o} " in padded]
     if len(inside) > 1:  # nested options ("green treefrog" in "american green treefrog"): keep the longest
         longest = max(inside, key=lambda i: len(option_norms[i]))
         if all(_contains_words(option_norms[longest], option_norms[i]) for i in inside):
@@ -343,7 +343,7 @@ def choose_option(answer: str, option_norms: Sequence[str]) -> tuple[int, str]:
     if len(inside) > 1:
         return -1, "ambiguous"
     if len(answer) >= 3:
-        within = [i for i, o in enumerate(option_norms) if _contains_words(o, answer)]
+        within = [i for i, o in enumerate(option_norms) if padded in f" {o} "]
         if len(within) == 1:
             return within[0], "contained"
         if len(within) > 1:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from biovqa.prompts import VIEWPOINTS  # the ten labels of the C3 viewpoint task (§K.3)
+
 
 @dataclass(frozen=True)
 class Obj:
@@ -37,19 +39,6 @@ class ReadResult:
     excluded: list[tuple[str, str]] = field(default_factory=list)
 
 
-#: The ten viewpoint labels of the C3 viewpoint task (§K.3 instruction).
-VIEWPOINTS = (
-    "front",
-    "back",
-    "left",
-    "right",
-    "frontleft",
-    "frontright",
-    "backleft",
-    "backright",
-    "up",
-    "down",
-)
 _VIEWPOINT_ALIASES = {"top": "up", "bottom": "down"}
 
 
