@@ -1,7 +1,21 @@
 """Speed of the C2 scorer on a synthetic full-scale prediction set (824,104 items, Table 7 proportions).
 
-Prints µs/item for parsing + scoring (``score_task`` over the four C2 tasks) and the bootstrap share.
-Usage: ``python bench/c2_score.py [--n 824104] [--seed 42]``
+Prints CPU µs/item per task for the per-item scoring (``score_items``: parsing, kernels, cags) and for
+``reduce`` (metrics + bootstrap CIs), and their total (= ``score_task``), as the minimum over
+``--repeat`` runs (the machine is shared; the minimum is the least disturbed figure).
+
+Modes (report both):
+
+* ``--options shuffled`` (default) draws every item's distractors at random and shuffles the options, as
+  the builder does (``builder/questions/c2.py``): ordered option lists are nearly all distinct, so
+  nothing keyed by the option list is reused. ``--options canonical`` lists each item's options in one
+  fixed order (the best case for caches).
+* ``--replies typical`` (default): "(B) blue", "B", bare option text, "The answer is …", refusals.
+  ``--replies hostile`` turns 15% of replies into distinct free text, multi-line lead-ins, think blocks,
+  echoed option lists and 20 KB strings.
+
+Usage: ``python -P bench/c2_score.py [--n 824104] [--seed 42] [--options shuffled|canonical]
+[--replies typical|hostile] [--repeat 1]``
 """
 
 from __future__ import annotations
@@ -12,7 +26,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from biovqa.metrics.c2 import score_task
+from biovqa.metrics.c2 import build_kernels, reduce, score_items
 from biovqa.schema import QUESTION_SCHEMA
 
 FAMILY_COUNTS = {  # Table 7
@@ -53,9 +67,26 @@ BIRDS = [
     ("eared grebe", "podiceps", "podiceps nigricollis", "grebe"),
 ]
 LET = "ABCDE"
+SIDES = ("Left", "Right", "Both")
 
 
-def make(n_total: int, seed: int):
+def hostile_reply(rng: np.random.Generator, reply: str, opts: list[str]) -> str:
+    """A hostile variant of a reply: distinct free text, lead-ins, think blocks, echoes, huge strings."""
+    kind = rng.integers(6)
+    if kind == 0:
+        return f"I think it could be something like {rng.random():.12f}"
+    if kind == 1:
+        return f"Sure! Here is my answer:\n{reply}"
+    if kind == 2:
+        return f"<think>between {opts[0]} and {opts[-1]}</think>\n{reply}"
+    if kind == 3:
+        return "Options: " + ", ".join(f"({LET[k]}) {o}" for k, o in enumerate(opts))
+    if kind == 4:
+        return reply + " " + "because " * 2500
+    return f"{reply.lower()} {rng.integers(10**9)}"
+
+
+def make(n_total: int, seed: int, option_mode: str = "shuffled", reply_mode: str = "typical"):
     rng = np.random.default_rng(seed)
     scale = n_total / sum(FAMILY_COUNTS.values())
     rows, replies = [], []
@@ -84,6 +115,9 @@ def make(n_total: int, seed: int):
                 opts = list(dict.fromkeys(b[3].title() for b in BIRDS))
                 q = "What type of bird is this in the image?"
             bird = BIRDS[rng.integers(len(BIRDS))]
+            if opts and option_mode == "canonical" and fam != "category_mcq":
+                order = {t: k for k, t in enumerate((*COLORS, *PARTS, "None", "All three", *SIDES))}
+                opts = sorted(opts, key=lambda t: (order.get(t, 99), t))
             if opts:
                 gi = int(rng.integers(len(opts)))
                 if fam == "category_mcq":
@@ -102,6 +136,8 @@ def make(n_total: int, seed: int):
                     reply = f"The answer is ({LET[pick]}) {opts[pick]}."
                 else:
                     reply = "I cannot tell from this image."
+                if reply_mode == "hostile" and rng.random() < 0.15:
+                    reply = hostile_reply(rng, reply, opts)
                 form = "mcq_lettered"
                 ai = gi
             else:
@@ -127,6 +163,8 @@ def make(n_total: int, seed: int):
                     "open_genus": guess[1].capitalize(),
                     "open_kind_of": guess[0].title(),
                 }[fam]
+                if reply_mode == "hostile" and rng.random() < 0.15:
+                    reply = hostile_reply(rng, reply, [guess[0], bird[0]])
                 form, ai = "open_text", -1
             rows.append(
                 {
@@ -153,32 +191,48 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=824_104)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--options", choices=("shuffled", "canonical"), default="shuffled")
+    ap.add_argument("--replies", choices=("typical", "hostile"), default="typical")
+    ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    rows, replies = make(args.n, args.seed)
+    rows, replies = make(args.n, args.seed, args.options, args.replies)
     schema = pa.schema([f for f in QUESTION_SCHEMA if f.name not in ("image", "image_ref", "c1", "c3", "c4")])
     table = pa.Table.from_pylist(rows, schema=schema)
-    print(f"built {table.num_rows:,} synthetic C2 rows in {time.perf_counter() - t0:.1f} s")
+    del rows
+    print(
+        f"built {table.num_rows:,} synthetic C2 rows ({args.options} options, {args.replies} replies) "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     tasks = table.column("task").to_pylist()
-    total = total_cpu = 0.0
+    total_items = total_reduce = 0.0
     for task in ("c2.salience", "c2.morphology", "c2.localization", "c2.naming"):
         idx = [i for i, t in enumerate(tasks) if t == task]
         sub = table.take(idx)
         resp = [replies[i] for i in idx]
-        t1, c1 = time.perf_counter(), time.process_time()
-        res = score_task(task, sub, resp)
-        dt, cpu = time.perf_counter() - t1, time.process_time() - c1
-        total += dt
-        total_cpu += cpu
-        m = res.metrics
+        best_items = best_reduce = float("inf")
+        for _ in range(args.repeat):
+            c0 = time.process_time()
+            kernels = build_kernels(sub)
+            items, stats = score_items(task, sub, resp, kernels)
+            c1 = time.process_time()
+            m = reduce(task, stats)
+            c2 = time.process_time()
+            best_items, best_reduce = min(best_items, c1 - c0), min(best_reduce, c2 - c1)
+            del items, stats
+        total_items += best_items
+        total_reduce += best_reduce
+        n = max(1, m["n"])
         print(
-            f"{task:17s} n={m['n']:>7,} wall {dt:6.2f} s cpu {cpu:6.2f} s {1e6 * cpu / max(1, m['n']):5.2f} µs/item  "
+            f"{task:17s} n={m['n']:>7,} cpu: items {1e6 * best_items / n:5.2f} + reduce "
+            f"{1e6 * best_reduce / n:5.2f} = {1e6 * (best_items + best_reduce) / n:5.2f} µs/item  "
             f"cags={m['headline']:.3f} [{m['cags_ci_low']:.3f}, {m['cags_ci_high']:.3f}] em={m['em']:.3f} "
             f"parse={m['parse_rate']:.3f}"
         )
+    total = total_items + total_reduce
     print(
-        f"all C2: wall {total:.2f} s, cpu {total_cpu:.2f} s for {table.num_rows:,} items "
-        f"= {1e6 * total_cpu / table.num_rows:.2f} µs/item (cpu)"
+        f"all C2: cpu {total:.2f} s (items {total_items:.2f} s, reduce {total_reduce:.2f} s) for "
+        f"{table.num_rows:,} items = {1e6 * total / table.num_rows:.2f} µs/item"
     )
 
 

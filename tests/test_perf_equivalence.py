@@ -212,6 +212,8 @@ def _rows(n: int, seed: int = 7) -> tuple[list[dict], list]:
             row["family"] = "made_up_family"
         elif u < 0.105:
             row["c2"]["kernel"] = "telepathy"
+        elif u < 0.11:
+            row["options"][-1] = None  # a null option text: invalid row, named reason
         rows.append(row)
         replies.append(_mcq_reply(rng, opts))
     return rows, replies
@@ -240,6 +242,8 @@ def _reference(rows: list[dict], replies: list, kernels) -> dict[str, list]:
             sim = partial(_similarity, kernels, kernel)
 
             if opts:
+                if len(opts) == 4:  # the routing step reads the option texts first (visibility split)
+                    {o.strip().lower() for o in opts}
                 ox = OptionIndex(opts)
                 gi = gold_index(row, ox)
                 ctx = dict(
@@ -342,3 +346,171 @@ def test_reply_resolver_matches_resolve_norm_across_option_sets():
         )
         choice, status, _ = resolve_norm(reply, norm)
         assert resolver(reply, norm) == (choice, status), (reply, norm)
+
+
+# ------------------------------------------------------------------------------------------ C1
+
+
+def _c1_world(n_species: int = 240):
+    from biovqa.taxonomy import Resources, SynonymMap, Taxonomy, build_vernacular_index, lineage_node_id
+
+    species = []
+    for s in range(n_species):
+        g, f = s // 3, s // 12
+        lin = {
+            "kingdom": "Animalia",
+            "phylum": f"Phylum{f // 10}",
+            "class": f"Class{f // 5}",
+            "order": None if f % 7 == 3 else f"Order{f // 2}",
+            "family": f"Family{f}",
+            "genus": f"Genus{g}",
+            "species": f"epithet{s}",
+        }
+        lin["scientific_name"] = f"{lin['genus']} {lin['species']}"
+        lin["common_name"] = f"Common {s % 200}"
+        species.append(lin)
+    tax = Taxonomy.from_lineages(species)
+    syn = SynonymMap(
+        [(f"oldgenus{s} epithet{s}", f"genus{s // 3} epithet{s}") for s in range(0, n_species, 5)]
+    )
+    vern = build_vernacular_index([(lin["common_name"], lineage_node_id(lin)) for lin in species], tax)
+    return species, Resources(tax, syn, vern)
+
+
+def _c1_reply(rng: random.Random, answer: str, other: dict, kind: str) -> object:
+    return rng.choice(
+        [
+            answer,
+            answer.upper(),
+            f"The {kind.replace('_', ' ')} is {answer}.",
+            f"**Answer:**\n{answer}",
+            other.get(kind) or other["family"],
+            other["genus"],
+            other["scientific_name"],
+            f"{other['genus']} {other['species']}",
+            "I am not sure",
+            "not sure, maybe " + answer,
+            f"What is the {kind} of the animal shown in this image? {answer}",
+            f"What is the {kind} of the animal",
+            f"free text {rng.random():.6f}",
+            "",
+            None,
+            7,
+            "\U0001f438 " * 30,
+            "y" * 50_000,
+            f"oldgenus{rng.randrange(240)} epithet{rng.randrange(240)}",
+            f"{answer} ({other['common_name']})",
+        ]
+    )
+
+
+def test_c1_items_match_row_by_row_reference():
+    import pyarrow as pa
+
+    import biovqa.metrics.c1 as c1
+    from biovqa.taxonomy import RANKS
+
+    species, res = _c1_world()
+    rng = random.Random(5)
+    lineage_type = pa.struct([(r, pa.string()) for r in (*RANKS, "scientific_name", "common_name")])
+    for task in ("c1.family", "c1.species", "c1.scientific_name", "c1.common_name", "c1.common_name_mcq"):
+        kind = c1.TASK_RANKS[task]
+        field = "common_name" if kind.startswith("common_name") else kind
+        rows = [rng.choice(species) for _ in range(700)]
+        answers = [r[field] or r["family"] for r in rows]
+        options = None
+        if kind == "common_name_mcq":
+            options = []
+            for r in rows:
+                opts = [r["common_name"], *(rng.choice(species)["common_name"] for _ in range(3))]
+                rng.shuffle(opts)
+                options.append(opts)
+        replies = [_c1_reply(rng, a, rng.choice(species), field) for a in answers]
+        question = f"What is the {kind} of the animal shown in this image?"
+        tab = pa.table(
+            {
+                "qid": [f"{task}/syn/{i}" for i in range(len(rows))],
+                "question": [question] * len(rows),
+                "answer": answers,
+                "options": options if options is not None else [[] for _ in rows],
+                "c1": pa.array(rows, type=lineage_type),
+            }
+        )
+        items, _ = c1.item_stats(task, tab, replies, res)
+        # reference: every row on its own, a fresh tree context per row
+        synonyms = res.synonyms
+        rank = "species" if kind == "species" else None
+        lineage_rank = "species" if kind.startswith("common_name") else c1.TREE_RANK[kind]
+        lineage_idx = c1._lineage_indices(tab, res.taxonomy, lineage_rank)
+        want = []
+        for i, reply in enumerate(replies):
+            tree = c1._TreeContext(kind, res, synonyms)
+            parsed = c1._parse(reply, question, rank)
+            opts = tuple(options[i]) if options is not None else None
+            norms = [c1.normalize_name(o) for o in opts] if opts is not None else None
+            gold = c1.normalize_name(answers[i])
+            want.append(c1._outcome(parsed, gold, lineage_idx[i], opts, norms, synonyms, tree))
+        names = (
+            "parsed",
+            "parse_ok",
+            "parse_status",
+            "em",
+            "em_soft",
+            "gold",
+            "resolution",
+            "lca_height",
+            "wup",
+            "lin",
+        )
+        for k, name in enumerate(names):
+            assert all(_same(w[k], g) for w, g in zip(want, items[name], strict=True)), (task, name)
+        assert items["score"] == [float(w[3]) for w in want]
+        expected = {"ok", "refusal", "empty"} | ({"no_option", "ambiguous"} if options else {"echo"})
+        assert expected <= set(items["parse_status"]), task
+
+
+def _choose_option_reference(answer: str, option_norms: list[str]) -> tuple[int, str]:
+    """choose_option as first written (one _contains_words call per option), the equivalence reference."""
+    from rapidfuzz import fuzz
+
+    def contains(haystack: str, needle: str) -> bool:
+        return bool(needle) and f" {needle} " in f" {haystack} "
+
+    if not answer:
+        return -1, "empty"
+    exact = [i for i, o in enumerate(option_norms) if o and o == answer]
+    if exact:
+        return exact[0], "exact"
+    inside = [i for i, o in enumerate(option_norms) if contains(answer, o)]
+    if len(inside) > 1:
+        longest = max(inside, key=lambda i: len(option_norms[i]))
+        if all(contains(option_norms[longest], option_norms[i]) for i in inside):
+            inside = [longest]
+    if len(inside) == 1:
+        return inside[0], "contains"
+    if len(inside) > 1:
+        return -1, "ambiguous"
+    if len(answer) >= 3:
+        within = [i for i, o in enumerate(option_norms) if contains(o, answer)]
+        if len(within) == 1:
+            return within[0], "contained"
+        if len(within) > 1:
+            return -1, "ambiguous"
+    scores = [fuzz.ratio(answer, o) / 100.0 if o else 0.0 for o in option_norms]
+    best = max(scores, default=0.0)
+    if best >= 0.86:
+        winners = [i for i, s in enumerate(scores) if s == best]
+        return (winners[0], "fuzzy") if len(winners) == 1 else (-1, "ambiguous")
+    return -1, "no_option"
+
+
+def test_choose_option_matches_reference():
+    from biovqa.parse.text import choose_option
+
+    rng = random.Random(9)
+    words = ["green", "treefrog", "american", "tree", "frog", "toad", "common", "gray", "grey", "x", ""]
+    for _ in range(5000):
+        opts = [" ".join(rng.sample(words, rng.randint(0, 3))).strip() for _ in range(rng.randint(0, 5))]
+        pool = [*opts, " ".join(rng.sample(words, rng.randint(0, 4))).strip(), "american green treefrogg"]
+        answer = rng.choice(pool)
+        assert choose_option(answer, opts) == _choose_option_reference(answer, opts), (answer, opts)

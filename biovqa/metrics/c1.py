@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
@@ -170,6 +171,7 @@ class _TreeContext:
         self.tree_rank = TREE_RANK.get(kind)
         self.gold_cache: dict = {}
         self.pred_cache: dict = {}
+        self.cand_cache: dict = {}
 
     def gold_index(self, lineage_idx: int | None, gold_norm: str) -> int | None:
         """The gold node: the vernacular index for common names, else the row's lineage at the rank."""
@@ -218,7 +220,13 @@ class _TreeContext:
         hit = self.pred_cache.get(key)
         if hit is not None:
             return hit
-        how, cands = self._candidates(pred, gold)
+        if self.kind == "species":  # the epithet resolves inside the gold genus
+            how, cands = self._candidates(pred, gold)
+        else:  # other kinds place the answer without looking at the gold: once per answer
+            found = self.cand_cache.get(pred)
+            if found is None:
+                found = self.cand_cache[pred] = self._candidates(pred, gold)
+            how, cands = found
         if not cands:
             out = (how, None, 0.0, 0.0)
         else:
@@ -262,10 +270,16 @@ def _lineage_indices(table: pa.Table, tax: Taxonomy, rank: str) -> list[int | No
     joined = pc.utf8_trim(pc.replace_substring_regex(joined, r"\|\|+", "|"), "|")
     last = parts[-1]
     missing = pc.or_kleene(pc.is_null(last), pc.equal(last, ""))
-    ids = pc.if_else(missing, pa.scalar(None, pa.string()), joined).to_pylist()
+    ids = pc.if_else(missing, pa.scalar(None, pa.string()), joined)
+    # look each distinct id up once (rows share lineages), then spread by dictionary code
+    enc = (ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids).dictionary_encode()
     get = tax._index.get
-    out = [get(x) if x else None for x in ids]
-    misses = [i for i, (x, idx) in enumerate(zip(ids, out, strict=True)) if x and idx is None]
+    distinct = enc.dictionary.to_pylist()
+    index_of = [get(x) if x else None for x in distinct]
+    codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).tolist()
+    out = [index_of[c] if c >= 0 else None for c in codes]
+    unknown = {c for c, x in enumerate(distinct) if x and index_of[c] is None}
+    misses = [i for i, c in enumerate(codes) if c in unknown] if unknown else []
     if misses:
         cols = {r: pc.struct_field(c1, r).to_pylist() for r in ranks}
         for i in misses:
@@ -357,8 +371,37 @@ def _item_stats(
         else:
             rkey = (response, questions[i])
         gold_raw = golds[i]
-        options = tuple(options_col[i] or ()) if is_mcq else None
-        key = (rkey, gold_raw, lineage_idx[i], options)
+        if is_mcq:
+            # The outcome depends on the options only through the chosen one and their number.
+            parsed = parse_cache.get(rkey)
+            if parsed is None:
+                parsed = parse_cache[rkey] = _parse(response, questions[i], parse_rank)
+            options = tuple(options_col[i] or ())
+            chance = 1.0 / len(options) if options else 0.0
+            if parsed.ok:
+                norms = []
+                for o in options:
+                    v = gold_cache.get(o)
+                    if v is None:
+                        v = gold_cache[o] = normalize_name(o) if isinstance(o, str) else ""
+                    norms.append(v)
+                idx, how = choose_option(parsed.value, norms)
+                chosen = (None, False, how, None) if idx < 0 else (options[idx], True, "ok", norms[idx])
+            else:
+                chosen = (parsed.value, False, parsed.status, None)
+            key = (chosen, gold_raw, lineage_idx[i], chance)
+            j = cache.get(key)
+            if j is None:
+                j = cache[key] = len(outcomes)
+                gold = gold_cache.get(gold_raw)
+                if gold is None:
+                    gold = gold_cache[gold_raw] = (
+                        normalize_name(gold_raw) if isinstance(gold_raw, str) else ""
+                    )
+                outcomes.append(_scored(*chosen, gold, lineage_idx[i], chance, synonyms, tree))
+            append(j)
+            continue
+        key = (rkey, gold_raw, lineage_idx[i])
         j = cache.get(key)
         if j is None:
             j = cache[key] = len(outcomes)
@@ -368,15 +411,7 @@ def _item_stats(
             gold = gold_cache.get(gold_raw)
             if gold is None:
                 gold = gold_cache[gold_raw] = normalize_name(gold_raw) if isinstance(gold_raw, str) else ""
-            norms = None
-            if options is not None:
-                norms = []
-                for o in options:
-                    v = gold_cache.get(o)
-                    if v is None:
-                        v = gold_cache[o] = normalize_name(o) if isinstance(o, str) else ""
-                    norms.append(v)
-            outcomes.append(_outcome(parsed, gold, lineage_idx[i], options, norms, synonyms, tree))
+            outcomes.append(_outcome(parsed, gold, lineage_idx[i], None, None, synonyms, tree))
         append(j)
 
     stats = _aggregate(outcomes, ids)
@@ -386,7 +421,6 @@ def _item_stats(
         mcq=n if is_mcq else 0,
         notes={f"synonyms: {syn_note}": n, f"tree_metrics: {tree_note}": n},
     )
-    rows = [outcomes[j] for j in ids]
     names = (
         "parsed",
         "parse_ok",
@@ -399,12 +433,21 @@ def _item_stats(
         "wup",
         "lin",
     )
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 12
+    # transpose the few distinct outcomes, then gather each column by outcome number (C speed)
+    distinct = list(zip(*outcomes, strict=True)) if outcomes else [()] * 12
+    columns = [_gather(list(values), ids) for values in distinct[: len(names)]]
     items = {name: list(columns[k]) for k, name in enumerate(names)}
     items["score"] = [float(x) for x in items["em"]]
     order = ("parsed", "parse_ok", "parse_status", "score", "gold", "em", "em_soft", "resolution")
     items = {k: items[k] for k in (*order, "lca_height", "wup", "lin")}
     return items, stats
+
+
+def _gather(values: list, ids: list[int]) -> list:
+    """``[values[j] for j in ids]``, done by :func:`operator.itemgetter`."""
+    if len(ids) < 2:
+        return [values[j] for j in ids]
+    return list(itemgetter(*ids)(values))
 
 
 def _aggregate(outcomes: list[tuple], ids: list[int]) -> dict:
@@ -480,6 +523,21 @@ def _outcome(
                 parsed, pred = Parsed.fail(how, "the reply names no single option"), None
             else:
                 parsed, pred = Parsed(options[idx], True, "ok", how), option_norms[idx]
+    return _scored(parsed.value, parsed.ok, parsed.status, pred, gold, lineage_idx, chance, synonyms, tree)
+
+
+def _scored(
+    value,
+    parse_ok: bool,
+    status: str,
+    pred: str | None,
+    gold: str,
+    lineage_idx: int | None,
+    chance: float,
+    synonyms: SynonymMap | None,
+    tree: _TreeContext | None,
+) -> tuple:
+    """The outcome tuple of :func:`_outcome` once the answer (``pred``, None when unparsed) is known."""
     ok = pred is not None
     em = 1 if ok and gold and pred == gold else 0
     soft = None
@@ -506,7 +564,7 @@ def _outcome(
         res = "parse_failed"
     elif not res:
         res = "no_tree"
-    return (parsed.value, parsed.ok, parsed.status, em, soft, gold, res, height, wup, lin_v, in_tree, chance)
+    return (value, parse_ok, status, em, soft, gold, res, height, wup, lin_v, in_tree, chance)
 
 
 def _ratio(num: float, den: float) -> float | None:

@@ -192,21 +192,22 @@ def normalize_answer(response: str) -> tuple[str, str]:
     the first content line ("I am not sure") is a refusal unless it hedges to a name ("not sure, maybe
     Chordata" reads ``chordata``).
     """
-    return _normalize_answer(response[:MAX_REPLY_CHARS])  # cache keys stay bounded on hostile input
+    return _read_answer(response[:MAX_REPLY_CHARS])[:2]  # cache keys stay bounded on hostile input
 
 
 @lru_cache(maxsize=1 << 16)
-def _normalize_answer(response: str) -> tuple[str, str]:
+def _read_answer(response: str) -> tuple[str, str, str]:
+    """(status, answer, the line the answer was read from) of a reply cut to MAX_REPLY_CHARS."""
     first_status = "empty"
     for i, line in enumerate(_content_lines(response)):
         status, answer = _classify(line)
         if status == "ok":
-            return status, answer
+            return status, answer, line
         if i == 0:
             first_status = status
         if status == "refusal":
-            return status, ""
-    return first_status, ""
+            return status, "", ""
+    return first_status, "", ""
 
 
 @lru_cache(maxsize=1 << 12)
@@ -248,15 +249,6 @@ def last_word(text: str) -> str:
     return ""
 
 
-def _answer_line(response: str) -> str:
-    """The reply line :func:`normalize_answer` read its answer from."""
-    for line in _content_lines(response[:MAX_REPLY_CHARS]):
-        status, _ = _classify(line)
-        if status == "ok":
-            return line
-    return ""
-
-
 def parse_answer(response: str | None, rank: str | None = None, question: str | None = None) -> Parsed:
     """Parse an open C1 reply: any non-empty answer parses (Table 14); value is the normalized answer.
 
@@ -269,19 +261,17 @@ def parse_answer(response: str | None, rank: str | None = None, question: str | 
         return Parsed.fail("empty", "no reply")
     if not isinstance(response, str):
         return Parsed.fail("not_text", f"reply of type {type(response).__name__}")
-    status, answer = normalize_answer(response)
-    source = response
+    status, answer, line = _read_answer(response[:MAX_REPLY_CHARS])
     if status == "ok":
         tail = _echo_tail(response, question)
         if tail is not None:
             if not tail:
                 return Parsed.fail("echo", "the reply repeats the question")
-            status, answer = normalize_answer(tail)
-            source = tail
+            status, answer, line = _read_answer(tail[:MAX_REPLY_CHARS])
     if status != "ok":
         return Parsed.fail(status, "no answer in the reply" if status == "empty" else "the model declined")
     if rank == "species":
-        word = last_word(_answer_line(source)) or answer.rsplit(" ", 1)[-1]
+        word = last_word(line) or answer.rsplit(" ", 1)[-1]
         return Parsed(word, True, "ok", "last word kept" if word != answer else "")
     return Parsed(answer, True, "ok")
 

@@ -1,5 +1,10 @@
 """C2 scorer (Contract 4): parse every reply (§K.5), score it with its family's kernel, adjust for chance.
 
+Speed (824K items): option lists become integer codes in Arrow (each distinct option text is normalised
+once), per-row kernel contexts are shared, kernel similarities are cached per (scorer, gold), replies are
+resolved through :class:`biovqa.parse.mcq.ReplyResolver`, and the cyclic GC is paused during the loop.
+``tests/test_perf_equivalence.py`` checks the result against a plain row-by-row path, value for value.
+
 Per item (§K.6): family, category, kernel, gold and predicted text, resolution status, EM, raw
 similarity ``s``, chance baseline ``b``, cags and severity. Per task: mean cags (headline, Table 3),
 GS_raw, EM (all / MCQ / open), severity (eq. 22), parse rate, letter-text mismatch rate, choose-A rate,
@@ -16,6 +21,9 @@ Choices where the paper is silent (also in the report):
   ``n_invalid``, carry ``parse_status = "invalid_row"`` and ``score = None``, and stay out of the means.
 * Open items use ``c2.chance_pool`` for ``b`` when the builder filled it; otherwise a fixed-seed
   sample of 40 other distinct golds of the family among the scored rows (:func:`cags.sample_chance_pool`).
+* ``b`` (eq. 11) sums the distractor similarities in option order, for every item exactly as
+  :func:`cags.chance_baseline` does; nothing is keyed by the unordered option set (whose first-seen
+  permutation would otherwise decide the last bit of ``b``).
 * ``open_kind_of`` golds are the modifier ("California" for a California gull). The reply (and each
   chance-pool answer) is completed with the category noun when it lacks it and compared with the full
   common name by the common-name kernel; EM stays strict against the modifier.
@@ -244,6 +252,8 @@ class _Scorer:
         self.kernels = kernels
         self.sorted_golds = {fam: sorted(g) for fam, g in family_golds.items()}
         self.sim_rows: dict[tuple, dict[str, float]] = {}
+        #: whether some option text is null (set by the caller; skips a per-item scan when not)
+        self.null_options = True
         self.route_cache: dict[tuple, str | None] = {}
         self.side_cache: dict[tuple, bool] = {}
         self.base_cache: dict[tuple, float] = {}
@@ -264,11 +274,11 @@ class _Scorer:
                     raise ValueError(f"unknown C2 family {fam!r}")
                 raise ValueError(f"family {fam!r} is not part of task {task_id!r}")
             kernel = kernel_for(fam, part, prop, declared)
+            f = None
+            if kernel != "set":
+                f = self.kernels.scorer(kernel, family=fam, part=part, prop=prop, gold_genus=genus)
         except Exception as exc:  # reported per row by the caller
             return fam, None, None, None, f"{type(exc).__name__}: {exc}"
-        f = None
-        if kernel != "set":
-            f = self.kernels.scorer(kernel, family=fam, part=part, prop=prop, gold_genus=genus)
         return fam, kernel, CATEGORY_OF_FAMILY[fam], f, None
 
     def route(self, stem: str, stem_id: int, marker: bool, opts: list[str]) -> str | None:
@@ -278,19 +288,17 @@ class _Scorer:
             okey = tuple(opts)
             side = self.side_cache.get(okey)
             if side is None:
-                side = self.side_cache[okey] = {o.strip().lower() for o in opts} == SIDE_LABELS
+                side = _cache_put(self.side_cache, okey, {o.strip().lower() for o in opts} == SIDE_LABELS)
         key = (stem_id, bool(opts) or marker, side)
         routed = self.route_cache.get(key, "?")
         if routed == "?":
             routed = self.route_cache[key] = route_family(stem + (" Options:" if marker else ""), opts)
         return routed
 
-    def mcq(
-        self, ctx: tuple, norm: tuple, texts: list, qid, answer, ai, part, prop, genus, response
-    ) -> tuple:
+    def mcq(self, ctx: tuple, norm: tuple, texts: list, qid, answer, ai, response) -> tuple:
         """Per-item columns (ITEM_COLUMNS order) + (mcq, choose_a) of a lettered multiple-choice item."""
         fam, kernel, category, f, _ = ctx
-        if None in norm:
+        if self.null_options and None in norm:
             OptionIndex(texts)  # raises the error a null option text gives
         n = len(norm)
         if ai is not None and 0 <= ai < n:
@@ -431,6 +439,7 @@ def _score_items(task_id: str, table: pa.Table, responses: list, kernels: Kernel
         if fam in OPEN_FAMILIES and ans:
             family_golds.setdefault(fam, set()).add(normalize(ans))
     scorer = _Scorer(kernels, family_golds)
+    scorer.null_options = -1 in codes
     allowed = frozenset(FAMILIES) if task_families is None else frozenset(FAMILIES) & task_families
     flat_text = [code_text[c] for c in codes]
     flat_norm = [code_norm[c] for c in codes]
@@ -462,9 +471,7 @@ def _score_items(task_id: str, table: pa.Table, responses: list, kernels: Kernel
             if texts:
                 if fam in OPEN_FAMILIES:
                     raise ValueError(f"open family {fam!r} has options")
-                row = scorer.mcq(
-                    ctx, norm, texts, qids[i], answers[i], answer_idx[i], part, prop, genus, responses[i]
-                )
+                row = scorer.mcq(ctx, norm, texts, qids[i], answers[i], answer_idx[i], responses[i])
             else:
                 if fam not in OPEN_FAMILIES:
                     raise ValueError(f"multiple-choice family {fam!r} has no options")
