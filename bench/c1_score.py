@@ -1,7 +1,8 @@
 """Time C1 scoring on synthetic full-scale items (the paper scores ~890K C1 items per model).
 
 Usage: python -P bench/c1_score.py [--per-task 100000] [--unique-share 0.1] [--repeat 1]
-Prints µs/item per task and in total (CPU: the minimum over ``--repeat`` runs, as the machine is shared).
+Prints µs/item per task and in total (CPU: the minimum over ``--repeat`` runs, as the machine is shared;
+runs after the first reuse the module-level reply-normalization caches, so quote ``--repeat 1`` as cold).
 Synthetic: a random tree of ~12K species, replies that are right, near misses, synonyms, refusals and a
 share of unique free-text strings (normalization cache misses). Wrong answers are drawn uniformly from
 all 12K species, so most (answer, gold) pairs are distinct: a pessimistic case for the outcome caches.
