@@ -2,7 +2,7 @@
 
     python -P bench/bench_c3.py [--scale 1.0]
 
-(``-P`` keeps ``bench/`` off ``sys.path``: ``bench/select.py`` would shadow the standard library.)
+(``-P`` keeps ``bench/`` off ``sys.path``; it is optional.)
 
 Replies mix the bare formats the prompts ask for with verbose and unparseable ones, so every parser
 branch is exercised. Building the question tables is not timed; ``score_task`` (parse + items + stats +

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-# This file is named like the stdlib ``select`` module: drop its folder from the import path first.
+# run from a checkout: the repo root (for ``builder``) instead of bench/ on the import path
 if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
     sys.path.pop(0)
 

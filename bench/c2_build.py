@@ -15,8 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# Run from the checkout: the repo root replaces bench/ on the path (bench/select.py would shadow the
-# stdlib ``select`` module) and makes ``builder`` importable.
+# Run from the checkout: the repo root replaces bench/ on the path and makes ``builder`` importable.
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import argparse

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-# bench/ holds select.py, which would shadow the stdlib module of that name: drop the script folder
+# run from a checkout: the repo root (not bench/) goes on the import path
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))

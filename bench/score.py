@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-# bench/ holds a select.py that would shadow the stdlib module subprocess needs: drop bench/ from the path
+# keep bench/ itself off the import path (the repo root is added below where needed)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 import argparse
