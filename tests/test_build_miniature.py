@@ -83,7 +83,9 @@ def test_publish_dry_run_loads_every_config(hub):
 
 def test_a_second_build_is_byte_identical(hub, tmp_path):
     toml = pipeline.sample(tmp_path / "sources", log=_quiet)
-    pipeline.build(load_sources(toml), tmp_path / "bio-vqa", work_dir=tmp_path / "work", scale="mini", log=_quiet)
+    pipeline.build(
+        load_sources(toml), tmp_path / "bio-vqa", work_dir=tmp_path / "work", scale="mini", log=_quiet
+    )
     first, second = _digest(hub), _digest(tmp_path / "bio-vqa")
     assert first.keys() == second.keys()
     assert [k for k in first if first[k] != second[k]] == []

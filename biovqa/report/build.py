@@ -66,12 +66,15 @@ def scorecard_table(runs: list[ScoredRun]) -> str:
     floor_row = []
     for _, t, k in cols:
         key = "floor" if k == "headline" else f"floor_{k}"
-        floor_row.append(_fmt(next((r.value(t, key) for r in runs if r.value(t, key) is not None), None)))
+        value = next((r.value(t, key) for r in runs if r.value(t, key) is not None), None)
+        if value is None and k == "headline" and TASKS[t].headline_metric in ("cags", "dprime"):
+            value = 0.0  # chance-corrected metrics: Table 3 prints a floor of zero
+        floor_row.append(_fmt(value))
     rows.append(["Floor", *floor_row])
     groups = "C1 exact match: phy…com · C2 cags: sal mrp loc nam · C3: cnt rcnt adst rdst lcl rpos view ocr · C4: d′ acc"
     note = (
         "Best per column in bold, worst in italics. The Floor row is the image-blind rule each scorer reports on the "
-        "same items. C2 has none: the paper prints 0 for cags because it is chance-corrected, but under its eq. 11–12 "
+        "same items; for C2 it is 0, as Table 3 prints for the chance-corrected cags, although under eq. 11–12 "
         "a uniform guess over K options scores 1/K in expectation (b averages the distractors only)."
     )
     return groups + "\n\n" + _table(["model", *[c[0] for c in cols]], rows) + "\n\n" + note
