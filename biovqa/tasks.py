@@ -32,6 +32,31 @@ class Task:
     table3: bool = True  # whether Table 3 has a column for it
 
     @property
+    def parsers(self) -> dict[str, str]:
+        """The parser of each answer form (``biovqa.parse.parse`` dispatches to these)."""
+        from biovqa.parse import FORM_MODULES
+
+        return {form: f"biovqa.parse.{FORM_MODULES[form]}.parse_{form}" for form in self.answer_forms}
+
+    @property
+    def scorer(self) -> str:
+        """The component scorer (Contract 4) that ``biovqa.metrics.score_task`` routes this task to."""
+        return f"biovqa.metrics.{self.component}.score_task"
+
+    @property
+    def prompts(self) -> dict:
+        """Every template, frame and instruction (§K) the task's questions are written with."""
+        return prompts._task_prompt_material(self.id)
+
+    @property
+    def wrappers(self) -> dict[str, str]:
+        """Per-model prompt wrappers (§K): what each does to this task's prompt."""
+        gemma = (
+            "system message: " + prompts.GEMMA_SYSTEM if self.component in ("c1", "c2") else "none (C3/C4)"
+        )
+        return {"gemma_system": gemma, "internvl_english": "user-text prefix: " + prompts.INTERNVL_PREFIX}
+
+    @property
     def prompt_hash(self) -> str:
         """Content hash of every prompt string the task can use."""
         return prompts.prompt_hash(self.id)
@@ -42,7 +67,13 @@ class Task:
 
     def to_dict(self) -> dict:
         d = asdict(self)
-        d["prompt_hash"] = self.prompt_hash
+        d.update(
+            parsers=self.parsers,
+            scorer=self.scorer,
+            prompts=self.prompts,
+            wrappers=self.wrappers,
+            prompt_hash=self.prompt_hash,
+        )
         return d
 
 

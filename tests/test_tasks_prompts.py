@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -30,6 +31,10 @@ def test_every_task_is_complete():
         assert set(task.answer_forms) <= set(ANSWER_FORMS)
         assert task.headline_metric and task.floor_rule and task.max_new_tokens > 0
         assert len(task.prompt_hash) == 16
+        for dotted in (*task.parsers.values(), task.scorer):
+            module, _, name = dotted.rpartition(".")
+            assert callable(getattr(importlib.import_module(module), name)), dotted
+        assert task.prompts and set(task.wrappers) == {"gemma_system", "internvl_english"}
     assert all(t.max_new_tokens == 15 for t in TASKS.values() if t.component == "c1")
     c2_families = [f for t in TASKS.values() if t.component == "c2" for f in t.families]
     assert sorted(c2_families) == sorted(prompts.C2_FAMILIES)

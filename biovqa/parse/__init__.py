@@ -16,7 +16,7 @@ from biovqa.parse.result import Parsed
 #: answer form -> module (under ``biovqa.parse``) that parses it
 FORM_MODULES: dict[str, str] = {
     "open_text": "text",
-    "mcq_bare": "mcq",
+    "mcq_bare": "text",
     "mcq_lettered": "mcq",
     "integer": "numbers",
     "number_cm": "numbers",

@@ -399,10 +399,3 @@ def route_family(question: str, options: list[str] | tuple[str, ...] = ()) -> st
     if has_options and q.startswith("what is the") and "of this bird" in q:
         return "attr_bare_value"
     return None
-
-
-def parse_mcq_bare(response: Any, row: dict | None = None) -> Parsed:
-    """The bare-option MCQ (C1 common name) lives in :mod:`biovqa.parse.text`; the dispatcher looks here."""
-    from biovqa.parse.text import parse_mcq_bare as _parse_bare
-
-    return _parse_bare(response, row)
