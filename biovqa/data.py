@@ -56,7 +56,8 @@ class MissingImagesError(FileNotFoundError):
 # ----------------------------------------------------------------------------------------- loading
 
 
-def _dataset_folder(dataset: str | Path, config: str) -> Path:
+def dataset_folder(dataset: str | Path, config: str) -> Path:
+    """A local Hub-shaped folder for ``dataset``: the folder itself, or a snapshot of a Hub id's config."""
     path = Path(dataset).expanduser()
     if path.exists():
         if not path.is_dir():
@@ -124,7 +125,7 @@ def load_questions(
     prefixes (``c2``); ``limit`` keeps the first N rows *per task* in qid order (deterministic).
     Raises ``ValueError`` for an empty selection and for duplicate qids (naming them).
     """
-    folder = _dataset_folder(dataset, config)
+    folder = dataset_folder(dataset, config)
     files = config_files(folder, config, split)
     table = pa.concat_tables([_read_shard(f) for f in files])
     if table.num_rows == 0:

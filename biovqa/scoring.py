@@ -91,9 +91,9 @@ _PRED_SCHEMA = pa.schema([("qid", pa.string()), ("response", pa.string())])
 
 def resolve_dataset(dataset: str | Path, config: str) -> Path:
     """A local Hub-shaped folder for ``dataset`` (a folder, or a Hub id fetched with snapshot_download)."""
-    from biovqa.data import _dataset_folder
+    from biovqa.data import dataset_folder
 
-    return _dataset_folder(dataset, config)
+    return dataset_folder(dataset, config)
 
 
 def read_questions_by_task(folder: Path, config: str, split: str = "test") -> dict[str, pa.Table]:
