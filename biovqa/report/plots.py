@@ -95,7 +95,7 @@ def below_floor(runs: list[ScoredRun], tasks: list[str], path: Path) -> Path | N
     plt = _plt()
     models = [r.model for r in runs]
     task_list = [t for t in tasks if any(r[0] == t for r in rows)]
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(task_list) * max(1, len(models))), 4))
+    fig, ax = plt.subplots(figsize=(min(14, max(6, 0.25 * len(task_list) * max(1, len(models)))), 4))
     width = 0.8 / max(1, len(models))
     for k, model in enumerate(models):
         vals = [next((d for t, m, d in rows if t == task and m == model), np.nan) for task in task_list]
@@ -103,9 +103,10 @@ def below_floor(runs: list[ScoredRun], tasks: list[str], path: Path) -> Path | N
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xticks(
         np.arange(len(task_list)) + 0.4 - width / 2,
-        [t.split(".", 1)[1] for t in task_list],
+        task_list,
         rotation=45,
         ha="right",
+        fontsize=8,
     )
     ax.set_ylabel("headline − floor")
     ax.set_title("Where models fall below the image-blind floor")
