@@ -7,7 +7,6 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip 2>/dev/null || true
 .venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -e ".[test]"
 .venv/bin/python -c "import torch, transformers, datasets, evaluate; print('installed: torch', torch.__version__, '| transformers', transformers.__version__, '| datasets', datasets.__version__)"
