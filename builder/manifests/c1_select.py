@@ -28,10 +28,21 @@ Choices where the paper is silent: threshold 224 px on the short side, cap 50 im
 The order key is DuckDB's 64-bit ``hash(uuid)``: cheap enough to stream (an MD5 costs 11x more), but
 defined by DuckDB, so a rebuild reproduces the selection byte for byte only with the same DuckDB
 version (recorded in the summary); the released manifest pins uuids and image hashes either way (§L.1).
+
+Speed (bench/c1_select.py, 50M rows, 2 cores): both scans are CPU-bound parquet decoding (the lineage
+pass decodes the ranks, common name and size of every row; the candidate pass additionally hashes
+every uuid and, since about one row per 2048-row vector passes, still decodes every column).
+Measured and rejected as slower: one scan that carries the rows under a provisional cut inside the
+lineage aggregate (as extra group keys or as a ``list()`` aggregate: 6.7-16 s instead of ~8 s for both
+scans), grouping by the seven strings instead of their hash, and ``count_if``/``sum(CASE)`` instead of
+``FILTER``. The Python steps (cut bisection, species cuts, manifest/exclusion tables) are vectorised
+or column-built so that they give bit-identical results to the plain loops
+(tests/test_builder_c1_selection_speed_equivalence.py).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import shutil
 import time
@@ -176,7 +187,11 @@ def _catalog_sql(files: list[Path], mapping: dict[str, str | None]) -> str:
         src = mapping.get(col)
         cols.append(f"CAST({_q(src)} AS VARCHAR) AS {_q(col)}" if src else f"NULL::VARCHAR AS {_q(col)}")
     if mapping.get("resized_size"):
-        cols.append("least(resized_size[1], resized_size[2]) AS min_side")
+        # == least(resized_size[1], resized_size[2]) (both skip NULLs); list_min is cheaper on the usual pair
+        cols.append(
+            "CASE WHEN len(resized_size) = 2 THEN list_min(resized_size) "
+            "ELSE least(resized_size[1], resized_size[2]) END AS min_side"
+        )
     elif mapping.get("width") and mapping.get("height"):
         cols.append("least(width, height) AS min_side")
     else:
@@ -292,13 +307,18 @@ def lineage_exclusions(con) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
 
 def hash_cut(species_counts: Iterable[int], cap: int, need: int) -> float:
     """Smallest fraction f (bisection) with sum_s min(cap, n_s * f) >= need; 1.0 when never reached."""
-    counts = list(species_counts)
-    if sum(min(cap, n) for n in counts) <= need:
+    import numpy as np
+
+    counts = np.fromiter(species_counts, dtype=np.int64)
+    if int(np.minimum(counts, cap).sum()) <= need:
         return 1.0
+    scaled = counts.astype(np.float64)
     lo, hi = 0.0, 1.0
     for _ in range(40):
         mid = (lo + hi) / 2
-        if sum(min(cap, n * mid) for n in counts) >= need:
+        # cumsum adds left to right like Python's sum() (np.sum is pairwise): the same float, the same cut
+        total = np.cumsum(np.minimum(scaled * mid, float(cap)))[-1]
+        if total >= need:
             hi = mid
         else:
             lo = mid
@@ -315,13 +335,19 @@ def species_cuts(
     every tightened species still delivered ``cap * slack`` rows (else the caller widens and redoes),
     so the result equals the untightened one.
     """
+    import numpy as np
+
     rows = {"grp": [], "genus": [], "species": [], "cut": []}
     for group, per in eligible.items():
         if group not in cuts:
             continue
         need = 4 * config.cap(group) * slack
-        for key, n in per.items():
-            f = need / n
+        keys = list(per)
+        counts = np.fromiter(per.values(), dtype=np.float64, count=len(keys))
+        # numpy only finds the (few) abundant species; their cuts are computed exactly as before
+        for i in np.flatnonzero(need / counts < cuts[group]).tolist():
+            key = keys[i]
+            f = need / per[key]
             if f < cuts[group]:
                 genus, species = key.split("\t")
                 rows["grp"].append(group)
@@ -482,6 +508,7 @@ def _simulate(candidates, config, verified, names, cuts) -> WalkResult:
     out = WalkResult()
     per_species: dict[tuple[str, str], int] = {}
     per_group: dict[str, int] = {}
+    caps = {g: config.cap(g) for g in GROUPS}
     for c in candidates:
         group = c["grp"]
         if c["dup"]:
@@ -498,8 +525,8 @@ def _simulate(candidates, config, verified, names, cuts) -> WalkResult:
             out.excluded.append((c["uuid"], group, v.reason, v.detail))
             continue
         key = (group, c["scientific_name"])
-        if per_species.get(key, 0) >= config.cap(group):
-            out.excluded.append((c["uuid"], group, "over_species_cap", f"cap {config.cap(group)}"))
+        if per_species.get(key, 0) >= caps[group]:
+            out.excluded.append((c["uuid"], group, "over_species_cap", f"cap {caps[group]}"))
             continue
         if per_group.get(group, 0) >= config.budget_per_group:
             out.excluded.append((c["uuid"], group, "over_group_budget", f"budget {config.budget_per_group}"))
@@ -516,6 +543,7 @@ def _simulate(candidates, config, verified, names, cuts) -> WalkResult:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 17)  # bounded: ~100k distinct species per run
 def _epithet(species: str, genus: str) -> str:
     from builder.taxonomy.names import species_epithet
 
@@ -614,8 +642,10 @@ def select_from_catalog(
     counts["not_reached"] = n_eligible - len(candidates) - pruned - beyond
     manifest = _manifest_table(result.selected)
     excl = sorted(result.excluded, key=lambda e: (e[1], e[2], e[0]))
-    excl_table = pa.Table.from_pylist(
-        [{"id": e[0], "group": e[1], "reason": e[2], "detail": e[3]} for e in excl], schema=EXCLUSION_SCHEMA
+    excl_columns = list(zip(*excl, strict=True)) if excl else [[] for _ in EXCLUSION_SCHEMA]
+    excl_table = pa.table(
+        [pa.array(col, f.type) for col, f in zip(excl_columns, EXCLUSION_SCHEMA, strict=True)],
+        schema=EXCLUSION_SCHEMA,
     )
     pq.write_table(manifest, out_dir / "c1_manifest.parquet")
     pq.write_table(excl_table, out_dir / "c1_exclusions.parquet")
@@ -636,24 +666,22 @@ def select_from_catalog(
 
 
 def _manifest_table(selected: list[dict]) -> pa.Table:
-    rows = []
-    for c in sorted(selected, key=lambda c: (c["grp"], c["h"], c["uuid"])):
-        rows.append(
-            {
-                "id": c["uuid"],
-                "group": c["grp"],
-                "order_key": c["h"],
-                **{r: c[r] for r in RANKS if r != "species"},
-                "species": _epithet(c["species"], c["genus"]),
-                "scientific_name": c["species_binomial"],
-                "common_name": c["common_name_en"],
-                "catalog_common_name": c["common_name"],
-                "common_name_mechanism": c["common_name_mechanism"],
-                "image_path": c.get("image_path", ""),
-                "image_row": c.get("image_row", -1),
-                "sha256": c.get("sha256", ""),
-                "width": c.get("width", 0),
-                "height": c.get("height", 0),
-            }
-        )
-    return pa.Table.from_pylist(rows, schema=MANIFEST_SCHEMA)
+    """The manifest, sorted by (group, order key, id); built column by column (cheaper than row dicts)."""
+    rows = sorted(selected, key=lambda c: (c["grp"], c["h"], c["uuid"]))
+    columns = {
+        "id": [c["uuid"] for c in rows],
+        "group": [c["grp"] for c in rows],
+        "order_key": [c["h"] for c in rows],
+        **{r: [c[r] for c in rows] for r in RANKS if r != "species"},
+        "species": [_epithet(c["species"], c["genus"]) for c in rows],
+        "scientific_name": [c["species_binomial"] for c in rows],
+        "common_name": [c["common_name_en"] for c in rows],
+        "catalog_common_name": [c["common_name"] for c in rows],
+        "common_name_mechanism": [c["common_name_mechanism"] for c in rows],
+        "image_path": [c.get("image_path", "") for c in rows],
+        "image_row": [c.get("image_row", -1) for c in rows],
+        "sha256": [c.get("sha256", "") for c in rows],
+        "width": [c.get("width", 0) for c in rows],
+        "height": [c.get("height", 0) for c in rows],
+    }
+    return pa.table([pa.array(columns[f.name], f.type) for f in MANIFEST_SCHEMA], schema=MANIFEST_SCHEMA)
