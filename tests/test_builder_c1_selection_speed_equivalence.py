@@ -143,3 +143,59 @@ def test_manifest_table_equals_the_row_dict_build(n):
     pq.write_table(got, a)
     pq.write_table(want, b)
     assert a.getvalue() == b.getvalue()
+
+
+def test_paused_gc_is_restored_and_does_not_change_the_output(tmp_path):
+    import gc
+
+    calls = []
+
+    @c1_select._without_cyclic_gc
+    def probe(fail: bool) -> bool:
+        calls.append(gc.isenabled())
+        if fail:
+            raise ValueError("boom")
+        return True
+
+    assert gc.isenabled()
+    assert probe(False) and calls == [False] and gc.isenabled()
+    with pytest.raises(ValueError):
+        probe(True)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        probe(False)
+        assert not gc.isenabled()  # a caller's own setting is left as it was
+    finally:
+        gc.enable()
+
+    # a whole selection: the same bytes whether the collector was on or off around it
+    rng = random.Random(5)
+    rows = [
+        {
+            "uuid": f"{rng.getrandbits(128):032x}",
+            "kingdom": "Animalia",
+            "phylum": "Chordata",
+            "class": "Aves",
+            "order": "Passeriformes",
+            "family": f"Fam{k % 3}",
+            "genus": f"Genus{k % 40}",
+            "species": f"Genus{k % 40} sp{k % 40}",
+            "scientific_name": f"Genus{k % 40} sp{k % 40}",
+            "common_name": f"Bird {k % 40}",
+            "resized_size": [300, 400],
+        }
+        for k in range(2000)
+    ]
+    cat = tmp_path / "catalog.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), cat)
+    cfg = c1_select.SelectionConfig.mini()
+    c1_select.select_from_catalog([cat], tmp_path / "on", config=cfg)
+    gc.disable()
+    try:
+        c1_select.select_from_catalog([cat], tmp_path / "off", config=cfg)
+    finally:
+        gc.enable()
+    assert c1_select.select_from_catalog.__name__ == "select_from_catalog"
+    for name in ("c1_manifest.parquet", "c1_exclusions.parquet", "c1_exposure.parquet"):
+        assert (tmp_path / "on" / name).read_bytes() == (tmp_path / "off" / name).read_bytes()

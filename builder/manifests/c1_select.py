@@ -35,7 +35,14 @@ every uuid and, since about one row per 2048-row vector passes, still decodes ev
 Measured and rejected as slower: one scan that carries the rows under a provisional cut inside the
 lineage aggregate (as extra group keys or as a ``list()`` aggregate: 6.7-16 s instead of ~8 s for both
 scans), grouping by the seven strings instead of their hash, and ``count_if``/``sum(CASE)`` instead of
-``FILTER``. The Python steps (cut bisection, species cuts, manifest/exclusion tables) are vectorised
+``FILTER``. Late materialization of the candidate pass (DuckDB 2.0.1, 50M rows, quiet machine) is
+also slower: the ``hash(uuid)`` filter is already pushed into the parquet scan, which decodes the other
+columns only for the passing rows of each vector, but ~58 rows of every 2048-row vector pass the widest
+cut (1.43M rows), so every page is touched anyway. A first scan of uuid + ``file_row_number`` alone
+takes 1.5-1.7 s, but fetching the other columns for those rows afterwards cannot be pushed into the
+scan: ``file_row_number IN (SELECT ...)`` decodes every row (2.3 s alone; whole candidate pass 6.6 s
+instead of 4.5 s), a join on (filename, row number) 8.4 s, and pyarrow ``read_row_group`` + ``take``
+(ranks read as dictionaries) 5.1 s for the second step alone. The Python steps (cut bisection, species cuts, manifest/exclusion tables) are vectorised
 or column-built so that they give bit-identical results to the plain loops
 (tests/test_builder_c1_selection_speed_equivalence.py).
 """
@@ -43,6 +50,7 @@ or column-built so that they give bit-identical results to the plain loops
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import shutil
 import time
@@ -550,6 +558,28 @@ def _epithet(species: str, genus: str) -> str:
     return species_epithet(species, genus) or species
 
 
+def _without_cyclic_gc(func):
+    """Run ``func`` with Python's cyclic garbage collector paused (restored afterwards).
+
+    The walk builds a few hundred thousand small dicts and tuples (no reference cycles); with the
+    collector on, every allocation burst triggers generation scans over all of them (0.2 s of an 11 s
+    50M-row run). Reference counting still frees everything; results are unaffected.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return wrapper
+
+
+@_without_cyclic_gc
 def select_from_catalog(
     catalog_files: list[Path],
     out_dir: Path,
