@@ -107,13 +107,10 @@ def test_hostile_replies_are_counted_failures(reply, status):
     assert not p.ok and p.value is None and p.status == status
 
 
-def test_megabyte_reply_with_answer_first_is_fast_and_parsed():
-    import time
-
-    t = time.perf_counter()
+def test_megabyte_reply_with_answer_first_is_parsed():
+    # bounded work: only the first MAX_REPLY_CHARS are read (speed is measured in bench/, not here)
     p = resolve("(C) brown " + "blah " * 200_000, IX)
     assert p.ok and p.value.index == 2
-    assert time.perf_counter() - t < 1.0  # bounded work (reads only MAX_REPLY_CHARS)
 
 
 def test_article_a_is_not_a_letter():

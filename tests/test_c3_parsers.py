@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from biovqa.parse import parse
@@ -288,14 +286,12 @@ FORMS = ("integer", "number_cm", "box", "viewpoint", "direction", "choice_abcd",
 
 
 @pytest.mark.parametrize("form", FORMS)
-def test_hostile_replies_never_raise_and_stay_fast(form):
-    start = time.perf_counter()
+def test_hostile_replies_never_raise(form):
     for reply in HOSTILE:
         p = parse(form, reply, RPOS_ROW if form == "direction" else RCNT_ROW)
         assert isinstance(p.ok, bool)
         if not p.ok:
             assert p.value is None and p.status
-    assert time.perf_counter() - start < 5.0
 
 
 @pytest.mark.parametrize("form", FORMS)
