@@ -112,6 +112,21 @@ def prompt_corpus() -> list[str]:
     ]
 
 
+def _clip_vision():
+    """The tiny CLIP vision tower shared by the Llava and LlavaNext builders (30 px images, 6 px patches)."""
+    from transformers import CLIPVisionConfig
+
+    return CLIPVisionConfig(
+        hidden_size=32,
+        image_size=30,
+        patch_size=6,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        projection_dim=32,
+    )
+
+
 def build_llava(
     out: str | Path, seed: int = 0, hidden: int = 64, layers: int = 2, realistic_tokenizer: bool = False
 ) -> Path:
@@ -119,7 +134,7 @@ def build_llava(
 
     ``realistic_tokenizer`` trains a ~1,400-token BPE on the §K prompts (real-tokenizer prompt lengths).
     """
-    from transformers import CLIPVisionConfig, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+    from transformers import LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
     from transformers.models.llava.image_processing_pil_llava import LlavaImageProcessorPil
 
     tok = (
@@ -129,15 +144,7 @@ def build_llava(
     )
     text = dict(_TEXT, hidden_size=hidden, num_hidden_layers=layers, intermediate_size=2 * hidden)
     config = LlavaConfig(
-        vision_config=CLIPVisionConfig(
-            hidden_size=32,
-            image_size=30,
-            patch_size=6,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            projection_dim=32,
-        ),
+        vision_config=_clip_vision(),
         text_config=dict(model_type="llama", vocab_size=len(tok), **text),
         image_token_id=tok.convert_tokens_to_ids("<image>"),
         vision_feature_select_strategy="default",
@@ -160,7 +167,6 @@ def build_llava(
 def build_llava_next(out: str | Path, seed: int = 0) -> Path:
     """Tiny LlavaNext (AnyRes tiling over small pinpoints), stock classes."""
     from transformers import (
-        CLIPVisionConfig,
         LlavaNextConfig,
         LlavaNextForConditionalGeneration,
         LlavaNextProcessor,
@@ -170,15 +176,7 @@ def build_llava_next(out: str | Path, seed: int = 0) -> Path:
     tok = _tokenizer(["<image>"])
     pinpoints = [[30, 30], [30, 60], [60, 30], [60, 60]]
     config = LlavaNextConfig(
-        vision_config=CLIPVisionConfig(
-            hidden_size=32,
-            image_size=30,
-            patch_size=6,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            projection_dim=32,
-        ),
+        vision_config=_clip_vision(),
         text_config=dict(model_type="llama", vocab_size=len(tok), **_TEXT),
         image_token_id=tok.convert_tokens_to_ids("<image>"),
         image_grid_pinpoints=pinpoints,

@@ -360,6 +360,19 @@ def _species(row: dict) -> str:
     return row["scientific_name"] or " ".join(x for x in (row["genus"], row["species"]) if x)
 
 
+def _plate_struct(row: dict, size: tuple[int, int], **kw) -> dict:
+    """The ``c3`` struct of a beetle-plate item: the plate fields every beetle task shares, plus ``kw``."""
+    return c3_struct(
+        corpus="neon_beetles",
+        plate_id=row["id"],
+        species=_species(row),
+        object_type="beetle",
+        image_width=size[0],
+        image_height=size[1],
+        **kw,
+    )
+
+
 def absolute_distance(plates: list[dict], root: Path) -> Iterator[tuple[dict, dict]]:
     """Every measured beetle × {length, width}: red line (white border) + blue scale bar (green border)."""
     task = "c3.absolute_distance"
@@ -375,16 +388,8 @@ def absolute_distance(plates: list[dict], root: Path) -> Iterator[tuple[dict, di
                     question=prompts.c3_question("absolute_distance", measurement=m),
                     answer=f"{cm:.3f}",
                 )
-                rec["c3"] = c3_struct(
-                    corpus="neon_beetles",
-                    gold_value=float(cm),
-                    measurement=m,
-                    scale_px_per_cm=row["cm_pix"] * scale,
-                    plate_id=row["id"],
-                    species=_species(row),
-                    object_type="beetle",
-                    image_width=size[0],
-                    image_height=size[1],
+                rec["c3"] = _plate_struct(
+                    row, size, gold_value=float(cm), measurement=m, scale_px_per_cm=row["cm_pix"] * scale
                 )
                 yield (
                     rec,
@@ -436,18 +441,14 @@ def relative_distance(plates: list[dict], root: Path, rng) -> Iterator[tuple[dic
                     answer=f"Beetle {'ABCD'[pos]}",
                     answer_index=pos,
                 )
-                rec["c3"] = c3_struct(
-                    corpus="neon_beetles",
+                rec["c3"] = _plate_struct(
+                    row,
+                    size,
                     target_panel=pos,
                     gold_value=float(top),
                     option_values=[float(b[f"{m}_cm"]) for b in shown],
                     measurement=m,
                     scale_px_per_cm=row["cm_pix"] * scale,
-                    plate_id=row["id"],
-                    species=_species(row),
-                    object_type="beetle",
-                    image_width=size[0],
-                    image_height=size[1],
                 )
                 yield (
                     rec,
@@ -572,16 +573,7 @@ def relative_position(plates: list[dict], root: Path, rng) -> Iterator[tuple[dic
                 answer=gold,
                 answer_index=pos,
             )
-            rec["c3"] = c3_struct(
-                corpus="neon_beetles",
-                direction=gold,
-                target_panel=pos,
-                plate_id=row["id"],
-                species=_species(row),
-                object_type="beetle",
-                image_width=size[0],
-                image_height=size[1],
-            )
+            rec["c3"] = _plate_struct(row, size, direction=gold, target_panel=pos)
             six = [
                 (boxes[i], "red"),
                 (red_empty, "red"),
