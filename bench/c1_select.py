@@ -150,6 +150,8 @@ def _child(catalog: Path, out: Path, threads: int) -> None:
                 "cpu_s": usage.ru_utime + usage.ru_stime - cpu0,
                 "peak_rss_mib": usage.ru_maxrss / 1024,
                 "selected": result["selected"],
+                "accounted": result["accounted"],
+                "exclusions": result["exclusions"],
                 "timings": result["timings_s"],
                 "catalog_rows": result["catalog_rows"],
                 "load_avg": os.getloadavg()[0],
@@ -200,6 +202,7 @@ def main() -> None:
         f"peak RSS {fig['peak_rss_mib']:.0f} MiB; selected {fig['selected']:,}; "
         f"load average at the end {fig['load_avg']:.1f}; stages {fig['timings']}"
     )
+    print(f"every row accounted for: {fig['accounted']}; exclusions {fig['exclusions']}")
 
 
 if __name__ == "__main__":

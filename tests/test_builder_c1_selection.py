@@ -188,8 +188,8 @@ def test_hash_cut():
     assert 0.0095 <= f <= 0.0106  # 10 species x 1000 rows x f >= 100 (with 5 % headroom)
 
 
-def _dense_catalog(path: Path, n: int = 6000) -> None:
-    """Many images of few bird species (abundant species get tightened hash cuts)."""
+def _dense_catalog(path: Path, n: int = 6000, no_common_name: float = 0.0) -> None:
+    """Many images of few bird species (abundant species, so the species cap binds)."""
     import random
 
     rng = random.Random(7)
@@ -207,27 +207,36 @@ def _dense_catalog(path: Path, n: int = 6000) -> None:
                 "genus": f"Genus{k}",
                 "species": f"Genus{k} sp{k}",
                 "scientific_name": f"Genus{k} sp{k}",
-                "common_name": f"Bird {k}",
+                "common_name": "" if rng.random() < no_common_name else f"Bird {k}",
                 "resized_size": [300, 400],
             }
         )
     pq.write_table(pa.Table.from_pylist(rows), path)
 
 
-def test_tightened_species_cuts_do_not_change_the_selection(tmp_path, monkeypatch):
+def test_the_hash_cut_only_decides_how_far_the_walk_looks(tmp_path, monkeypatch):
+    """The selection is the first rows in hash order under the cap and budget: with no cut at all,
+    or with a first cut far too narrow (the walk runs short and the cut widens), the same images."""
     cat = tmp_path / "catalog.parquet"
-    _dense_catalog(cat)
-    cfg = c1_select.SelectionConfig(budget_per_group=40, species_cap=4, cap_overrides=(), min_side=224)
-    tight = c1_select.select_from_catalog([cat], tmp_path / "a", config=cfg)
-    assert tight["accounted"] and tight["selected"] == 40
-    assert tight["exclusions"]["over_species_cap"] > 0
-    empty = c1_select.species_cuts({}, {}, cfg, 2.0)
-    monkeypatch.setattr(c1_select, "species_cuts", lambda *a, **k: empty)
-    loose = c1_select.select_from_catalog([cat], tmp_path / "b", config=cfg)
-    assert (tmp_path / "a" / "c1_manifest.parquet").read_bytes() == (
-        tmp_path / "b" / "c1_manifest.parquet"
-    ).read_bytes()
-    assert loose["accounted"] and loose["selected"] == 40
+    _dense_catalog(cat, no_common_name=0.6)
+    cfg = c1_select.SelectionConfig(budget_per_group=12, species_cap=4, cap_overrides=(), min_side=224)
+    base = c1_select.select_from_catalog([cat], tmp_path / "a", config=cfg)
+    assert base["accounted"] and base["selected"] == 12
+    for reason in ("over_species_cap", "missing_common_name", "not_reached"):
+        assert base["exclusions"][reason] > 0, reason
+    manifest = (tmp_path / "a" / "c1_manifest.parquet").read_bytes()
+
+    monkeypatch.setattr(c1_select, "hash_cut", lambda *a, **k: 1.0)
+    whole = c1_select.select_from_catalog([cat], tmp_path / "b", config=cfg)
+    assert (tmp_path / "b" / "c1_manifest.parquet").read_bytes() == manifest
+    # every row examined: row-level reasons for all of them, nothing left unreached
+    assert whole["accounted"] and "not_reached" not in whole["exclusions"]
+    assert whole["exclusions"]["missing_common_name"] > base["exclusions"]["missing_common_name"]
+
+    monkeypatch.setattr(c1_select, "hash_cut", lambda counts, cap, need: min(1.0, need / 20_000))
+    narrow = c1_select.select_from_catalog([cat], tmp_path / "c", config=cfg)
+    assert narrow["timings_s"]["rounds"] >= 2 and narrow["accounted"]
+    assert (tmp_path / "c" / "c1_manifest.parquet").read_bytes() == manifest
 
 
 def test_corrupt_catalog_names_the_file(tmp_path):

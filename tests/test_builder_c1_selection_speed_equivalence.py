@@ -3,8 +3,6 @@ straightforward formulation it replaced."""
 
 from __future__ import annotations
 
-import io
-import math
 import random
 
 import pyarrow as pa
@@ -37,28 +35,6 @@ def test_hash_cut_is_bit_identical_to_the_python_bisection():
         assert c1_select.hash_cut(counts, cap, need) == _hash_cut_reference(counts, cap, need)
 
 
-def test_species_cuts_match_the_per_species_loop():
-    rng = random.Random(7)
-    eligible = {
-        g: {f"G{i}\tsp{i}": max(1, int(rng.paretovariate(0.6))) for i in range(300)}
-        for g in list(c1_select.GROUPS)[:4]
-    }
-    cfg = c1_select.SelectionConfig(budget_per_group=200, species_cap=5, cap_overrides=())
-    cuts = {g: rng.uniform(0.001, 0.5) for g in list(eligible)[:3]}
-    got = c1_select.species_cuts(eligible, cuts, cfg, 2.0).to_pylist()
-    want = []
-    for group, per in eligible.items():
-        if group not in cuts:
-            continue
-        for key, n in per.items():
-            f = 4 * cfg.cap(group) * 2.0 / n
-            if f < cuts[group]:
-                genus, species = key.split("\t")
-                cut = min(c1_select.HASH_MAX - 1, math.floor(f * c1_select.HASH_MAX))
-                want.append({"grp": group, "genus": genus, "species": species, "cut": cut})
-    assert want and got == want
-
-
 def test_min_side_expression_equals_least_of_the_first_two(tmp_path):
     import duckdb
 
@@ -86,63 +62,130 @@ def test_min_side_expression_equals_least_of_the_first_two(tmp_path):
     assert got == want == [300, 100, None, None, 50, 300, None, 500, 7]
 
 
-def _selected_rows(n: int) -> list[dict]:
-    rng = random.Random(3)
+def _reference_walk(rows: list[dict], config, verify, english, cuts):
+    """The row-by-row walk the column-wise one replaced (images verified in the same batches)."""
+    names = {}
+    for c in rows:
+        key = (c["scientific_name"], c["common_name"])
+        if key not in names:
+            names[key] = english(*key) if english else (c["common_name"], "catalog", "")
+    verified = {}
+    while True:
+        selected, excluded = [], []
+        per_species, per_group = {}, {}
+        for c in rows:
+            group = c["grp"]
+            if c["dup"]:
+                excluded.append(
+                    (c["uuid"], group, "duplicate_uuid", "uuid appears more than once in the catalog")
+                )
+                continue
+            en, mechanism, detail = names[(c["scientific_name"], c["common_name"])]
+            if en is None:
+                excluded.append((c["uuid"], group, "no_english_common_name", detail))
+                continue
+            v = verified.get(c["uuid"])
+            if v is not None and not v.ok:
+                excluded.append((c["uuid"], group, v.reason, v.detail))
+                continue
+            key = (group, c["scientific_name"])
+            if per_species.get(key, 0) >= config.cap(group):
+                excluded.append((c["uuid"], group, "over_species_cap", f"cap {config.cap(group)}"))
+                continue
+            if per_group.get(group, 0) >= config.budget_per_group:
+                excluded.append((c["uuid"], group, "over_group_budget", f"budget {config.budget_per_group}"))
+                continue
+            per_species[key] = per_species.get(key, 0) + 1
+            per_group[group] = per_group.get(group, 0) + 1
+            selected.append((c["uuid"], en, mechanism))
+        todo = [c for c in rows if c["uuid"] in {u for u, _, _ in selected} and c["uuid"] not in verified]
+        if not todo or verify is None:
+            break
+        verified.update(verify(todo))
+    short = sorted(g for g in cuts if per_group.get(g, 0) < config.budget_per_group and cuts[g] < 1.0)
+    failures = {}
+    for _, group, reason, _ in excluded:
+        if reason in ("image_missing", "image_corrupt", "below_resolution"):
+            failures[group] = failures.get(group, 0) + 1
+    images = [verified.get(u) for u, _, _ in selected]
+    return selected, excluded, short, failures, images
+
+
+def _walk_candidates(rng: random.Random, n: int) -> pa.Table:
+    groups = sorted(c1_select.GROUPS)[:3]
     rows = []
-    for i in range(n):
+    for _ in range(n):
+        group = rng.choice(groups)
+        k = min(int(rng.paretovariate(1.1)), 9)
         rows.append(
             {
                 "uuid": f"{rng.getrandbits(64):016x}",
-                "grp": rng.choice(sorted(c1_select.GROUPS)),
                 "h": rng.getrandbits(64),
-                **{r: f"{r}{i % 7}" for r in c1_select.RANKS},
-                "species": f"Genus{i % 5} ep{i}",
-                "genus": f"Genus{i % 5}",
-                "species_binomial": f"Genus{i % 5} ep{i}",
-                "common_name": f"name {i}",
-                "common_name_en": f"Name {i}",
-                "common_name_mechanism": "catalog",
-                **(
-                    {"image_path": f"s/{i}.parquet", "image_row": i, "sha256": "ab" * 32, "width": 300}
-                    if i % 2
-                    else {}
-                ),
-                **({"height": 301} if i % 2 else {}),
+                "grp": group,
+                "scientific_name": f"Genus{k} sp{k}",
+                "common_name": rng.choice(["Name", "Other", "nom"]) + str(k % 3),
+                "dup": False,
             }
         )
-    return rows
+    for a, b in zip(rows[::17], rows[5::17], strict=False):  # duplicated uuids (same hash)
+        b.update(uuid=a["uuid"], h=a["h"], dup=True)
+        a["dup"] = True
+    rows.sort(key=lambda r: (r["grp"], r["h"], r["uuid"]))
+    schema = pa.schema(
+        [("uuid", pa.string()), ("h", pa.uint64()), ("grp", pa.string())]
+        + [("scientific_name", pa.string()), ("common_name", pa.string()), ("dup", pa.bool_())]
+    )
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
-@pytest.mark.parametrize("n", [0, 1, 257])
-def test_manifest_table_equals_the_row_dict_build(n):
-    selected = _selected_rows(n)
-    reference = []
-    for c in sorted(selected, key=lambda c: (c["grp"], c["h"], c["uuid"])):
-        reference.append(
-            {
-                "id": c["uuid"],
-                "group": c["grp"],
-                "order_key": c["h"],
-                **{r: c[r] for r in c1_select.RANKS if r != "species"},
-                "species": c1_select._epithet(c["species"], c["genus"]),
-                "scientific_name": c["species_binomial"],
-                "common_name": c["common_name_en"],
-                "catalog_common_name": c["common_name"],
-                "common_name_mechanism": c["common_name_mechanism"],
-                "image_path": c.get("image_path", ""),
-                "image_row": c.get("image_row", -1),
-                "sha256": c.get("sha256", ""),
-                "width": c.get("width", 0),
-                "height": c.get("height", 0),
-            }
+@pytest.mark.parametrize("seed", range(12))
+def test_column_wise_walk_equals_the_row_by_row_walk(seed):
+    rng = random.Random(seed)
+    cand = _walk_candidates(rng, rng.choice([0, 1, 40, 300]))
+    cfg = c1_select.SelectionConfig(
+        budget_per_group=rng.choice([3, 8, 30]),
+        species_cap=rng.choice([1, 2, 4]),
+        cap_overrides=((sorted(c1_select.GROUPS)[1], 6),),
+    )
+    cuts = {g: rng.choice([0.3, 1.0]) for g in sorted(c1_select.GROUPS)[:3]}
+    bad = {u for u in cand["uuid"].to_pylist() if rng.random() < 0.25}
+    calls = {"fast": [], "ref": []}
+
+    def verifier(tag):
+        def verify(batch):
+            calls[tag].append(sorted(c["uuid"] for c in batch))
+            out = {}
+            for c in batch:
+                u = c["uuid"]
+                if u in bad:
+                    why = "image_missing" if int(u, 16) % 2 else "below_resolution"
+                    out[u] = c1_select.Verified(False, why, f"{why} {u}")
+                else:
+                    out[u] = c1_select.Verified(True, "", "", f"p/{u}", int(u[:4], 16), "ab" * 32, 300, 301)
+            return out
+
+        return verify
+
+    def english(sci, common):
+        return (
+            (None, "none", f"no English name for {common}")
+            if common.startswith("nom")
+            else (common.upper(), "overrides", "")
         )
-    want = pa.Table.from_pylist(reference, schema=c1_select.MANIFEST_SCHEMA)
-    got = c1_select._manifest_table(selected)
-    assert got.equals(want)
-    a, b = io.BytesIO(), io.BytesIO()
-    pq.write_table(got, a)
-    pq.write_table(want, b)
-    assert a.getvalue() == b.getvalue()
+
+    use_verify = rng.random() < 0.8
+    fast = c1_select.walk(cand, cfg, verifier("fast") if use_verify else None, english, cuts)
+    sel, excl, short, failures, images = _reference_walk(
+        cand.to_pylist(), cfg, verifier("ref") if use_verify else None, english, cuts
+    )
+    assert fast.selected["uuid"].to_pylist() == [u for u, _, _ in sel]
+    assert fast.selected["common_name_en"].to_pylist() == [e for _, e, _ in sel]
+    assert fast.selected["common_name_mechanism"].to_pylist() == [m for _, _, m in sel]
+    assert fast.selected["image_path"].to_pylist() == [v.path if v else "" for v in images]
+    assert fast.selected["width"].to_pylist() == [v.width if v else 0 for v in images]
+    assert [tuple(r.values()) for r in fast.excluded.to_pylist()] == excl
+    assert fast.short_groups == short and fast.failures == failures
+    assert [sorted(b) for b in calls["fast"]] == calls["ref"]
 
 
 def test_paused_gc_is_restored_and_does_not_change_the_output(tmp_path):

@@ -2,26 +2,31 @@
 
 Streaming over a TreeOfLife catalog of any size with DuckDB (bounded memory, two scans):
 
-1. *Lineage pass*: one hash aggregate over the seven ranks gives per-lineage image counts, from which
-   come the exposure counts c(t) of every tree node (§E.3: images whose lineage passes through t, over
-   the whole catalog) and the counted exclusions that need no image (outside the ten groups,
-   incomplete lineage, no common name, catalog-declared size below the threshold).
+1. *Lineage pass*: one hash aggregate over the seven ranks gives the image count of every distinct
+   lineage, from which come the exposure counts c(t) of every tree node (§E.3: images whose lineage
+   passes through t, over the whole catalog), the lineage-level exclusions (outside the ten groups,
+   incomplete lineage) and, per species, the rows the selection may draw from.
 2. *Candidate pass*: the selection order is a hash of the uuid (deterministic, unlike the paper's
    download race). Per group a hash cut ``tau_g`` is chosen from the per-species counts so that the rows
-   under it are enough to fill the budget under the species cap; an abundant species gets its own,
-   tighter cut (:func:`species_cuts`, checked to have delivered enough rows). Only rows under their cut
-   leave the scan; windows rank them within species and group (hash order) and prune what is surely
-   over the cap / budget. If the walk runs out before the budget fills, the cuts widen and it reruns.
-3. *Walk* (Python, small): per group in hash order, a candidate is taken while its species is under
-   the cap and the group under budget, after its image is verified (present, decodable, size) and
-   its common name resolved to English. Image checks run in batches; a failed one gives its slot to the
-   next candidate, so the result equals the sequential walk over verified rows.
+   under it are enough to fill the budget under the species cap (:func:`hash_cut`, with ``oversample``
+   rows per budget slot). Only rows under their cut leave the scan. Of these, rows without a common
+   name or with a catalog-declared size under the threshold are counted with that reason; windows
+   rank the rest within species and group (hash order) and prune what is surely over the cap /
+   budget. If the walk runs out before the budget fills (say, most rows of a group lack a common
+   name), the cuts widen and the pass reruns; the selection does not depend on the cut.
+3. *Walk* (column-wise, :func:`walk`): per group in hash order, a candidate is taken while its species
+   is under the cap and the group under budget, after its image is verified (present, decodable,
+   size) and its common name resolved to English. Image checks run in batches; a failed one gives
+   its slot to the next candidate, so the result equals the sequential walk over verified rows.
 
-Every row the walk examines that is not selected gets a per-row exclusion record with its reason;
-rows beyond the cut are counted as ``not_reached`` (rows of a tightened species beyond its own cut as
-``over_species_cap``); all other reasons are counted by the lineage pass. Duplicate uuids are found
-among the rows under the cuts (equal uuids have equal hashes, so both copies fall under the same cut
-unless they sit in different groups); every copy is excluded, since the label is ambiguous.
+Every catalog row is accounted for exactly once. Lineage-level reasons are counted over the whole
+catalog; row-level reasons (``missing_common_name``, ``below_resolution`` by the catalog's size) are
+known for the rows the selection examined, i.e. those under the cut; complete in-group rows beyond
+it are ``not_reached``. Rows the walk examines and does not take get a per-row exclusion record
+(duplicate uuid, no English name, failed image check, over the cap or budget); rows pruned in SQL
+are counted as over the cap / budget. Duplicate uuids are found among the rows under the cuts (equal
+uuids have equal hashes, so both copies fall under the same cut unless they sit in different
+groups); every copy is excluded, since the label is ambiguous.
 Choices where the paper is silent: threshold 224 px on the short side, cap 50 images per species
 (Gymnosperms 200: "significantly relaxing our sampling constraints", §M.2), budget 10 000 per group.
 
@@ -29,22 +34,33 @@ The order key is DuckDB's 64-bit ``hash(uuid)``: cheap enough to stream (an MD5 
 defined by DuckDB, so a rebuild reproduces the selection byte for byte only with the same DuckDB
 version (recorded in the summary); the released manifest pins uuids and image hashes either way (§L.1).
 
-Speed (bench/c1_select.py, 50M rows, 2 cores): both scans are CPU-bound parquet decoding (the lineage
-pass decodes the ranks, common name and size of every row; the candidate pass additionally hashes
-every uuid and, since about one row per 2048-row vector passes, still decodes every column).
-Measured and rejected as slower: one scan that carries the rows under a provisional cut inside the
-lineage aggregate (as extra group keys or as a ``list()`` aggregate: 6.7-16 s instead of ~8 s for both
-scans), grouping by the seven strings instead of their hash, and ``count_if``/``sum(CASE)`` instead of
-``FILTER``. Late materialization of the candidate pass (DuckDB 2.0.1, 50M rows, quiet machine) is
-also slower: the ``hash(uuid)`` filter is already pushed into the parquet scan, which decodes the other
-columns only for the passing rows of each vector, but ~58 rows of every 2048-row vector pass the widest
-cut (1.43M rows), so every page is touched anyway. A first scan of uuid + ``file_row_number`` alone
-takes 1.5-1.7 s, but fetching the other columns for those rows afterwards cannot be pushed into the
-scan: ``file_row_number IN (SELECT ...)`` decodes every row (2.3 s alone; whole candidate pass 6.6 s
-instead of 4.5 s), a join on (filename, row number) 8.4 s, and pyarrow ``read_row_group`` + ``take``
-(ranks read as dictionaries) 5.1 s for the second step alone. The Python steps (cut bisection, species cuts, manifest/exclusion tables) are vectorised
-or column-built so that they give bit-identical results to the plain loops
-(tests/test_builder_c1_selection_speed_equivalence.py).
+Speed (bench/c1_select.py, 50M rows, 2 cores, DuckDB 2.0.1): lineage pass ~2.5 s, candidate pass
+~4.5 s (the exposure counts run on a second cursor meanwhile), walk and outputs under 1 s. Both scans
+are CPU-bound parquet decoding. What was measured and why it is built this way:
+
+* The lineage pass decodes only the ranks. Counting the common-name and size flags per lineage there
+  (as the first version did) costs 1.6-2.2 s more: those columns must be decoded for all 50M rows and
+  two FILTER aggregates updated in a 288K-group hash table; a single packed ``sum`` saves only 0.35 s.
+  Moving them to a third scan (1.9 s) or into the candidate pass as an aggregate (8.2 s) is no better,
+  so they are judged on the examined rows only.
+* One scan that carries the rows under a provisional cut inside the lineage aggregate (as extra group
+  keys, as a ``list()`` aggregate, or as ``any_value`` payload) is slower: 6.7-16.8 s. DuckDB has no
+  second sink, and list states of 1-3M rows spill.
+* The group cut is applied through joins on a tiny (rank value -> group, cut) table: written as a
+  ``CASE`` in the filter it is pushed into the parquet scan and evaluated on every row (6.5 s instead
+  of 3.7 s). A CTE referenced twice is inlined twice, i.e. two scans (11.7 s).
+* Late materialization of the candidate pass is slower: the ``hash(uuid)`` filter is already pushed
+  into the scan, which decodes the other columns only for the passing rows, but ~30-60 rows of every
+  2048-row vector pass, so every page is decompressed anyway. ``file_row_number IN (SELECT ...)``
+  decodes every row, a join on (filename, row number) takes 8.4 s, pyarrow ``read_row_group`` +
+  ``take`` 5.1 s for the fetch alone; pyarrow's and polars' parquet decoding are slower than DuckDB's
+  here (uuid column 2.8 s vs 1.4 s; polars lineage group-by 7.0 s).
+* Per-abundant-species tighter cuts (an earlier version) shrank the candidate rows from 737K to 401K
+  but need per-species counts of eligible rows, i.e. the flags above; the SQL windows prune those
+  rows for ~0.5 s instead.
+* The walk, binomials and output tables are column-wise (numpy ranks over dictionary codes): 0.15-0.3 s
+  instead of ~1.6 s over row dicts (tests/test_builder_c1_selection_speed_equivalence.py checks the
+  equality with the row-by-row walk).
 """
 
 from __future__ import annotations
@@ -59,6 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 HASH_MAX = 2**64  # DuckDB hash() is a UBIGINT
@@ -132,7 +149,7 @@ class SelectionConfig:
     species_cap: int = 50
     cap_overrides: tuple[tuple[str, int], ...] = (("Gymnosperms", 200),)
     min_side: int = 224
-    #: candidates pulled per budget slot before the first widening of the hash cut
+    #: rows (complete lineage, under the cut) per budget slot before the first widening of the cut
     oversample: float = 2.0
 
     def cap(self, group: str) -> int:
@@ -241,26 +258,23 @@ def connect(threads: int = 2, memory_limit: str = "512MB", temp_dir: Path | None
     return con
 
 
-def lineage_pass(con, catalog_sql: str, min_side: int) -> None:
-    """Table ``c1_lin``: per distinct lineage (empty -> NULL), image count, rows with a common name,
-    rows with one and a catalog-declared size under ``min_side``. One hash aggregate over the catalog."""
+def lineage_pass(con, catalog_sql: str) -> None:
+    """Table ``c1_lin``: per distinct lineage (empty -> NULL) its group and image count.
+
+    One hash aggregate over the seven ranks; no per-row column is decoded beyond them (row-level
+    properties are judged by :func:`candidate_pass`, on the rows it examines)."""
     lineage_hash = "hash(" + ", ".join(_q(r) for r in RANKS) + ")"
     con.execute("DROP TABLE IF EXISTS c1_lin")
     con.execute(f"""
-        CREATE TEMP TABLE c1_lin AS
+        CREATE TABLE c1_lin AS  -- not TEMP: the exposure cursor reads it
         WITH raw AS (
             -- one struct any_value costs less than seven string ones
-            SELECT any_value(struct_pack({", ".join(_q(r) for r in RANKS)})) AS lin,
-                   count(*) AS n,
-                   count(*) FILTER (WHERE common_name <> '') AS n_common,
-                   count(*) FILTER (WHERE common_name <> '' AND min_side < {int(min_side)}) AS n_small
+            SELECT any_value(struct_pack({", ".join(_q(r) for r in RANKS)})) AS lin, count(*) AS n
             FROM ({catalog_sql}) GROUP BY {lineage_hash}
         ), norm AS (
-            SELECT {", ".join(f"NULLIF(lin.{_q(r)}, '') AS {_q(r)}" for r in RANKS)}, n, n_common, n_small
-            FROM raw
+            SELECT {", ".join(f"NULLIF(lin.{_q(r)}, '') AS {_q(r)}" for r in RANKS)}, n FROM raw
         )
-        SELECT {", ".join(_q(r) for r in RANKS)}, {group_case()} AS grp,
-               sum(n)::BIGINT AS n, sum(n_common)::BIGINT AS n_common, sum(n_small)::BIGINT AS n_small
+        SELECT {", ".join(_q(r) for r in RANKS)}, {group_case()} AS grp, sum(n)::BIGINT AS n
         FROM norm GROUP BY ALL
     """)
 
@@ -269,6 +283,31 @@ _EPITHET_SQL = (
     "CASE WHEN species LIKE genus || ' %' THEN ltrim(substr(species, length(genus) + 2)) "
     "WHEN regexp_matches(species, '^[A-Z]\\S*\\s') THEN regexp_replace(species, '^\\S+\\s+', '') ELSE species END"
 )
+
+
+class _Background:
+    """Run ``func(*args)`` on a thread; :meth:`result` joins it and returns (or raises) its outcome."""
+
+    def __init__(self, func, *args):
+        import threading
+
+        self._outcome: list = []
+
+        def run():
+            try:
+                self._outcome.append((True, func(*args)))
+            except BaseException as exc:  # re-raised in the caller's thread
+                self._outcome.append((False, exc))
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        ok, value = self._outcome[0]
+        if not ok:
+            raise value
+        return value
 
 
 def exposure_counts(con) -> pa.Table:
@@ -288,29 +327,24 @@ def exposure_counts(con) -> pa.Table:
 
 
 def lineage_exclusions(con) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    """Counted exclusions from the lineage pass, and per group {genus/species key: eligible rows}."""
+    """Lineage-level exclusion counts, and per group {genus<TAB>species: rows with a complete lineage}."""
     complete = _complete_sql()
     rows = con.sql(f"""
         SELECT
             sum(n) FILTER (WHERE grp IS NULL) AS not_in_group,
-            sum(n) FILTER (WHERE grp IS NOT NULL AND NOT ({complete})) AS incomplete_lineage,
-            sum(n - n_common) FILTER (WHERE grp IS NOT NULL AND ({complete})) AS missing_common_name,
-            sum(n_small) FILTER (WHERE grp IS NOT NULL AND ({complete})) AS below_resolution
+            sum(n) FILTER (WHERE grp IS NOT NULL AND NOT ({complete})) AS incomplete_lineage
         FROM c1_lin
     """).fetchall()[0]
     counts = dict.fromkeys(REASONS, 0)
-    for name, value in zip(
-        ("not_in_group", "incomplete_lineage", "missing_common_name", "below_resolution"), rows, strict=True
-    ):
-        counts[name] = int(value or 0)
-    eligible: dict[str, dict[str, int]] = {g: {} for g in GROUPS}
+    counts["not_in_group"], counts["incomplete_lineage"] = (int(v or 0) for v in rows)
+    available: dict[str, dict[str, int]] = {g: {} for g in GROUPS}
     per_species = con.sql(f"""
-        SELECT grp, genus || chr(9) || species AS k, sum(n_common - n_small)::BIGINT AS ok
-        FROM c1_lin WHERE grp IS NOT NULL AND ({complete}) GROUP BY ALL HAVING ok > 0 ORDER BY grp, k
+        SELECT grp, genus || chr(9) || species AS k, sum(n)::BIGINT AS n
+        FROM c1_lin WHERE grp IS NOT NULL AND ({complete}) GROUP BY ALL ORDER BY grp, k
     """).fetchall()
-    for group, key, ok in per_species:
-        eligible[group][key] = int(ok)
-    return counts, eligible
+    for group, key, n in per_species:
+        available[group][key] = int(n)
+    return counts, available
 
 
 def hash_cut(species_counts: Iterable[int], cap: int, need: int) -> float:
@@ -333,222 +367,239 @@ def hash_cut(species_counts: Iterable[int], cap: int, need: int) -> float:
     return min(1.0, hi * 1.05)
 
 
-def species_cuts(
-    eligible: dict[str, dict[str, int]], cuts: dict[str, float], config: SelectionConfig, slack: float
-) -> pa.Table:
-    """Per-species hash cuts tighter than the group's for abundant species.
-
-    A species with n eligible rows needs at most ``cap * slack`` of them; its cut is set so that about
-    four times that many fall under it (``4 * cap * slack / n``). :func:`candidate_pass` verifies that
-    every tightened species still delivered ``cap * slack`` rows (else the caller widens and redoes),
-    so the result equals the untightened one.
-    """
-    import numpy as np
-
-    rows = {"grp": [], "genus": [], "species": [], "cut": []}
-    for group, per in eligible.items():
-        if group not in cuts:
-            continue
-        need = 4 * config.cap(group) * slack
-        keys = list(per)
-        counts = np.fromiter(per.values(), dtype=np.float64, count=len(keys))
-        # numpy only finds the (few) abundant species; their cuts are computed exactly as before
-        for i in np.flatnonzero(need / counts < cuts[group]).tolist():
-            key = keys[i]
-            f = need / per[key]
-            if f < cuts[group]:
-                genus, species = key.split("\t")
-                rows["grp"].append(group)
-                rows["genus"].append(genus)
-                rows["species"].append(species)
-                rows["cut"].append(min(HASH_MAX - 1, math.floor(f * HASH_MAX)))
-    return pa.table(
-        {
-            "grp": pa.array(rows["grp"], pa.string()),
-            "genus": pa.array(rows["genus"], pa.string()),
-            "species": pa.array(rows["species"], pa.string()),
-            "cut": pa.array(rows["cut"], pa.uint64()),
-        }
-    )
-
-
 def candidate_pass(
-    con,
-    catalog_sql: str,
-    cuts: dict[str, float],
-    config: SelectionConfig,
-    slack: float,
-    tight: pa.Table,
+    con, catalog_sql: str, cuts: dict[str, float], config: SelectionConfig, slack: float
 ) -> tuple[pa.Table, dict[str, int]]:
-    """Rows under their group's (or species') hash cut that the walk may need, in (group, hash) order.
+    """Rows under their group's hash cut that the walk may need, in (group, hash) order.
 
-    Eligible, non-duplicate rows are pruned in SQL to the first ``cap * slack`` of their species and the
-    first ``budget * slack`` of their group (hash order); the pruned ones are counted as over the cap /
-    budget. Duplicated uuids come back (flag ``dup``) so each gets its own exclusion record.
-    ``short_species`` counts tightened species that delivered fewer than ``cap * slack`` rows.
+    Of the rows under the cut with a complete lineage (the others were counted by the lineage pass),
+    rows without a common name or with a catalog-declared size under the threshold are counted
+    (``missing_common_name``, ``below_resolution``); the rest are pruned in SQL to the first
+    ``cap * slack`` of their species and the first ``budget * slack`` of their group (hash order),
+    the pruned ones counted as over the cap / budget. Duplicated uuids come back (flag ``dup``) so each
+    gets its own exclusion record. ``under_cut`` counts every complete in-group row under the cut.
     """
     top_int = min(HASH_MAX - 1, math.floor(max(cuts.values()) * HASH_MAX))
     cap_sql = " ".join(f"WHEN {_lit(g)} THEN {int(config.cap(g) * slack) + 1}" for g in sorted(GROUPS))
-    source = f"""
-        SELECT *, hash(uuid) AS h FROM ({catalog_sql})
-        WHERE uuid IS NOT NULL AND uuid <> '' AND hash(uuid) <= {top_int}::UBIGINT"""
     budget = int(config.budget_per_group * slack) + 1
-    con.register("c1_tight_arrow", tight)
-    con.execute("DROP TABLE IF EXISTS c1_tight")
-    # integer join key: hashing the three strings once per row beats a three-string hash join
-    con.execute(
-        "CREATE TEMP TABLE c1_tight AS SELECT hash(grp, genus, species) AS k, cut FROM c1_tight_arrow"
-    )
-    con.unregister("c1_tight_arrow")
     # group and group cut by joining a tiny (rank value -> group, cut) table: a CASE in the filter would
     # be pushed into the scan and evaluated on every catalog row, the joins only see rows under the cut
     gmap = [
-        (
-            rank,
-            value,
-            group,
-            min(HASH_MAX - 1, math.floor(cuts[group] * HASH_MAX)),
-            0 if rank == "class" else 1,
-        )
+        (rank, value, group, min(HASH_MAX - 1, math.floor(cuts[group] * HASH_MAX)))
         for group, (rank, values) in GROUPS.items()
         if group in cuts
         for value in values
     ]
     con.execute("DROP TABLE IF EXISTS c1_gmap")
-    con.execute(
-        "CREATE TEMP TABLE c1_gmap (rank VARCHAR, value VARCHAR, grp VARCHAR, cut UBIGINT, pri INTEGER)"
-    )
-    if gmap:
-        con.executemany("INSERT INTO c1_gmap VALUES (?, ?, ?, ?, ?)", gmap)
-    con.execute("DROP TABLE IF EXISTS c1_cand")
+    con.execute("CREATE TEMP TABLE c1_gmap (rank VARCHAR, value VARCHAR, grp VARCHAR, cut UBIGINT)")
+    con.executemany("INSERT INTO c1_gmap VALUES (?, ?, ?, ?)", gmap)
+    con.execute("DROP TABLE IF EXISTS c1_j")
     con.execute(f"""
-        CREATE TEMP TABLE c1_cand AS
-        WITH r AS ({source}), c AS (
-            SELECT {", ".join(_nullif(col) for col in ("uuid", *RANKS, "common_name"))},
-                   min_side, h
-            FROM r
-        ), c2 AS (
+        CREATE TEMP TABLE c1_j AS
+        WITH r AS (
+            SELECT *, hash(uuid) AS h FROM ({catalog_sql})
+            WHERE uuid IS NOT NULL AND uuid <> '' AND hash(uuid) <= {top_int}::UBIGINT
+        ), c AS (
+            SELECT {", ".join(_nullif(col) for col in ("uuid", *RANKS, "common_name"))}, min_side, h FROM r
+        ), g AS (
             -- Table 5: a class filter wins over the phylum filter (Bryophytes), as in group_case()
             SELECT c.*, coalesce(mc.grp, mp.grp) AS grp, coalesce(mc.cut, mp.cut) AS gcut
             FROM c LEFT JOIN (SELECT * FROM c1_gmap WHERE rank = 'class') mc ON mc.value = c."class"
                    LEFT JOIN (SELECT * FROM c1_gmap WHERE rank = 'phylum') mp ON mp.value = c.phylum
-        ), j AS (
-            SELECT c3.* EXCLUDE (gcut), t.cut AS species_cut
-            FROM (SELECT * FROM c2 WHERE grp IS NOT NULL AND h <= gcut) c3
-            LEFT JOIN c1_tight t ON t.k = hash(c3.grp, c3.genus, c3.species)
-        ), k AS (
-            -- equal uuids have equal hashes: partitioning by the integer is the cheap duplicate test
-            SELECT *, count(*) OVER (PARTITION BY h) > 1 AS dup
-            FROM j WHERE species_cut IS NULL OR h <= species_cut
-        ), e AS (
-            SELECT * FROM k WHERE ({_complete_sql()}) AND common_name IS NOT NULL
-                AND (min_side IS NULL OR min_side >= {int(config.min_side)})
-        ), s AS (
-            SELECT *, CASE WHEN dup THEN 0 ELSE row_number() OVER (PARTITION BY grp, genus, species, dup ORDER BY h, uuid) END AS srn
-            FROM e
+        )
+        SELECT * EXCLUDE (gcut) FROM g WHERE grp IS NOT NULL AND h <= gcut
+    """)
+    # equal uuids have equal hashes: grouping the integer is the cheap duplicate test
+    con.execute("DROP TABLE IF EXISTS c1_under")
+    con.execute(f"""
+        CREATE TEMP TABLE c1_under AS
+        SELECT *, h IN (SELECT h FROM c1_j GROUP BY h HAVING count(*) > 1) AS dup,
+               CASE WHEN common_name IS NULL THEN 'missing_common_name'
+                    WHEN min_side < {int(config.min_side)} THEN 'below_resolution' END AS row_reason
+        FROM c1_j WHERE {_complete_sql()}
+    """)
+    con.execute("DROP TABLE IF EXISTS c1_cand")
+    con.execute(f"""
+        CREATE TEMP TABLE c1_cand AS
+        WITH s AS (
+            SELECT *, CASE WHEN dup THEN 0 ELSE row_number() OVER (
+                PARTITION BY grp, genus, species, dup ORDER BY h, uuid) END AS srn
+            FROM c1_under WHERE row_reason IS NULL
         ), g AS (
             SELECT *, CASE WHEN dup THEN 0 ELSE row_number() OVER (
                 PARTITION BY grp, dup, srn <= (CASE grp {cap_sql} END) ORDER BY h, uuid) END AS grn
             FROM s
         )
         SELECT uuid, h, grp, {", ".join(_q(r) for r in RANKS)}, common_name, min_side, dup,
-               species_cut IS NOT NULL AS tightened, srn,
                CASE WHEN dup THEN 'keep' WHEN srn > (CASE grp {cap_sql} END) THEN 'over_species_cap'
                     WHEN grn > {budget} THEN 'over_group_budget' ELSE 'keep' END AS fate
         FROM g
     """)
-    pruned = dict(con.sql("SELECT fate, count(*) FROM c1_cand WHERE fate <> 'keep' GROUP BY fate").fetchall())
+    counts = dict(
+        con.sql(
+            "SELECT fate, count(*) FROM c1_cand WHERE fate <> 'keep' GROUP BY fate "
+            "UNION ALL SELECT row_reason, count(*) FROM c1_under WHERE row_reason IS NOT NULL GROUP BY 1 "
+            "UNION ALL SELECT 'under_cut', count(*) FROM c1_under"
+        ).fetchall()
+    )
     # the catalog's scientific_name is not read: the binomial comes from genus + epithet
     cols = f"uuid, h, grp, {', '.join(_q(r) for r in RANKS)}, common_name, min_side, dup"
-    table = con.sql(f"SELECT {cols} FROM c1_cand WHERE fate = 'keep'").to_arrow_table()
-    examined = int(con.sql("SELECT count(*) FROM c1_cand").fetchall()[0][0])
-    short = con.sql(f"""
-        SELECT count(*) FROM (
-            SELECT grp, genus, species, max(srn) AS got FROM c1_cand WHERE tightened AND NOT dup GROUP BY ALL
-        ) WHERE got < (CASE grp {cap_sql} END) - 1
-    """).fetchall()[0][0]
-    examined_tight = con.sql("SELECT count(*) FROM c1_cand WHERE tightened").fetchall()[0][0]
-    table = table.sort_by([("grp", "ascending"), ("h", "ascending"), ("uuid", "ascending")])
-    return table, {
-        "examined": examined,
-        "short_species": int(short),
-        "examined_tight": int(examined_tight),
-        **pruned,
-    }
+    table = con.sql(f"SELECT {cols} FROM c1_cand WHERE fate = 'keep' ORDER BY grp, h, uuid").to_arrow_table()
+    for name in ("c1_j", "c1_under", "c1_cand"):  # give the memory back before the walk
+        con.execute(f"DROP TABLE {name}")
+    return table, {k: int(v) for k, v in counts.items()}
 
 
 @dataclass
 class WalkResult:
-    selected: list[dict] = field(default_factory=list)
-    excluded: list[tuple[str, str, str, str]] = field(default_factory=list)  # id, group, reason, detail
+    selected: pa.Table  # candidate rows taken (hash order), with English name and verified image
+    excluded: pa.Table  # EXCLUSION_SCHEMA rows the walk examined and did not take, in walk order
     short_groups: list[str] = field(default_factory=list)  # groups that ran out of candidates
     failures: dict[str, int] = field(default_factory=dict)  # group -> failed image checks
 
 
+def _rank_within(keys, mask):
+    """For rows where ``mask`` holds: how many earlier masked rows share the row's key (-1 elsewhere)."""
+    import numpy as np
+
+    rank = np.full(len(keys), -1, dtype=np.int64)
+    idx = np.flatnonzero(mask)
+    if idx.size:
+        order = np.argsort(keys[idx], kind="stable")
+        sorted_keys = keys[idx][order]
+        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+        run_start = np.repeat(starts, np.diff(np.r_[starts, sorted_keys.size]))
+        rank[idx[order]] = np.arange(sorted_keys.size) - run_start
+    return rank
+
+
+def _codes(column) -> tuple:
+    """(int64 codes, distinct values in order of first appearance) of a string column."""
+    import numpy as np
+
+    enc = pa.chunked_array(column).combine_chunks().dictionary_encode()
+    return np.asarray(enc.indices, dtype=np.int64), enc.dictionary.to_pylist()
+
+
 def walk(
-    candidates: list[dict],
+    cand: pa.Table,
     config: SelectionConfig,
     verify: Verifier | None,
     english: EnglishResolver | None,
     cuts: dict[str, float],
 ) -> WalkResult:
-    """Hash-order walk with cap and budget; images verified in batches (see module docstring)."""
-    names: dict[tuple[str, str], tuple[str | None, str, str]] = {}
-    for c in candidates:
-        key = (c["scientific_name"], c["common_name"])
-        if key not in names:
-            names[key] = english(*key) if english else (c["common_name"], "catalog", "")
+    """Hash-order walk with species cap and group budget, computed column-wise.
+
+    ``cand`` is in walk order (group, hash, uuid) and has a ``scientific_name`` (binomial) column.
+    The result equals visiting the rows one by one: a duplicate, a row without an English name or
+    with a failed image check is excluded; otherwise a row is over the species cap when its species
+    already has ``cap`` taken, over the group budget when its group is full, else taken. Images are
+    verified in batches (the rows the walk would take, until all of them passed); a failed one gives
+    its slot to the next candidate. (tests/test_builder_c1_selection_speed_equivalence.py checks the
+    equality against the row-by-row walk.)
+    """
+    import numpy as np
+
+    n = cand.num_rows
+    gcode, groups = _codes(cand["grp"])
+    sci_code, _ = _codes(cand["scientific_name"])
+    species = gcode * (int(sci_code.max(initial=0)) + 1) + sci_code
+    cap = np.array([config.cap(g) for g in groups] + [0], dtype=np.int64)[gcode]
+    budget = config.budget_per_group
+    dup = np.asarray(cand["dup"].to_numpy(), dtype=bool)
+
+    # English names: resolved once per (binomial, catalog name), in order of first appearance
+    pair_code, _ = _codes(pc.binary_join_element_wise(cand["scientific_name"], cand["common_name"], "\x1f"))
+    _, first = np.unique(pair_code, return_index=True)
+    first = pa.array(first)
+    names = [
+        english(sci, common) if english else (common, "catalog", "")
+        for sci, common in zip(
+            cand["scientific_name"].take(first).to_pylist(),
+            cand["common_name"].take(first).to_pylist(),
+            strict=True,
+        )
+    ]
+    no_english = ~dup & ~np.array([nm[0] is not None for nm in names] + [True], dtype=bool)[pair_code]
+
     verified: dict[str, Verified] = {}
+    checked = np.zeros(n, dtype=bool)
+    failed = np.zeros(n, dtype=bool)
     while True:
-        result = _simulate(candidates, config, verified, names, cuts)
-        todo = [c for c in result.selected if c["uuid"] not in verified]
-        if not todo or verify is None:
+        active = ~(dup | no_english | failed)
+        srank = _rank_within(species, active)
+        passing = active & (srank < cap)
+        grank = _rank_within(gcode, passing)
+        taken = passing & (grank < budget)
+        todo = np.flatnonzero(taken & ~checked)
+        if verify is None or not todo.size:
             break
-        verified.update(verify(todo))
-    for c in result.selected:
-        v = verified.get(c["uuid"])
-        if v is not None:
-            c.update(image_path=v.path, image_row=v.row, sha256=v.sha256, width=v.width, height=v.height)
-    return result
+        batch = cand.take(pa.array(todo))
+        verified.update(verify(batch.to_pylist()))
+        checked[todo] = True
+        for i, u in zip(todo.tolist(), batch["uuid"].to_pylist(), strict=True):
+            v = verified.get(u)
+            failed[i] = v is not None and not v.ok
 
+    # the reason of every examined row that is not taken; past the row that filled its group's budget
+    # a row is over the cap only when its species had already filled the cap before that point
+    rows = np.arange(n)
+    fill_row = np.full(len(groups) + 1, n, dtype=np.int64)
+    at_fill = np.flatnonzero(taken & (grank == budget - 1))
+    fill_row[gcode[at_fill]] = at_fill
+    taken_per_species = np.bincount(species[taken], minlength=int(species.max(initial=0)) + 1)
+    species_full = taken_per_species[species] >= cap
+    over_cap = active & ~taken & ((rows <= fill_row[gcode]) | species_full)
+    over_budget = active & ~taken & ~over_cap
 
-def _simulate(candidates, config, verified, names, cuts) -> WalkResult:
-    out = WalkResult()
-    per_species: dict[tuple[str, str], int] = {}
-    per_group: dict[str, int] = {}
-    caps = {g: config.cap(g) for g in GROUPS}
-    for c in candidates:
-        group = c["grp"]
-        if c["dup"]:
-            out.excluded.append(
-                (c["uuid"], group, "duplicate_uuid", "uuid appears more than once in the catalog")
-            )
-            continue
-        english, mechanism, detail = names[(c["scientific_name"], c["common_name"])]
-        if english is None:
-            out.excluded.append((c["uuid"], group, "no_english_common_name", detail))
-            continue
-        v = verified.get(c["uuid"])
-        if v is not None and not v.ok:
-            out.excluded.append((c["uuid"], group, v.reason, v.detail))
-            continue
-        key = (group, c["scientific_name"])
-        if per_species.get(key, 0) >= caps[group]:
-            out.excluded.append((c["uuid"], group, "over_species_cap", f"cap {caps[group]}"))
-            continue
-        if per_group.get(group, 0) >= config.budget_per_group:
-            out.excluded.append((c["uuid"], group, "over_group_budget", f"budget {config.budget_per_group}"))
-            continue
-        per_species[key] = per_species.get(key, 0) + 1
-        per_group[group] = per_group.get(group, 0) + 1
-        out.selected.append(dict(c, common_name_en=english, common_name_mechanism=mechanism))
-    out.short_groups = sorted(
-        g for g in cuts if per_group.get(g, 0) < config.budget_per_group and cuts[g] < 1.0
+    reason = np.full(n, None, dtype=object)
+    detail = np.full(n, None, dtype=object)
+    reason[dup], detail[dup] = "duplicate_uuid", "uuid appears more than once in the catalog"
+    reason[no_english] = "no_english_common_name"
+    detail[no_english] = np.array([nm[2] for nm in names] + [""], dtype=object)[pair_code[no_english]]
+    uuids = cand["uuid"].to_pylist() if failed.any() else []
+    for i in np.flatnonzero(failed & ~dup & ~no_english).tolist():
+        v = verified[uuids[i]]
+        reason[i], detail[i] = v.reason, v.detail
+    reason[over_cap] = "over_species_cap"
+    detail[over_cap] = np.array([f"cap {c}" for c in cap[over_cap].tolist()], dtype=object)
+    reason[over_budget], detail[over_budget] = "over_group_budget", f"budget {budget}"
+    left_out = pa.array(np.flatnonzero(~taken))
+    excluded = pa.table(
+        [
+            cand["uuid"].take(left_out),
+            cand["grp"].take(left_out),
+            pa.array(reason[~taken].tolist(), pa.string()),
+            pa.array(detail[~taken].tolist(), pa.string()),
+        ],
+        schema=EXCLUSION_SCHEMA,
     )
-    for _, group, reason, _ in out.excluded:
-        if reason in ("image_missing", "image_corrupt", "below_resolution"):
-            out.failures[group] = out.failures.get(group, 0) + 1
-    return out
+
+    take = np.flatnonzero(taken)
+    selected = cand.take(pa.array(take))
+    pairs = pair_code[take].tolist()
+    selected = selected.append_column("common_name_en", pa.array([names[k][0] for k in pairs], pa.string()))
+    selected = selected.append_column(
+        "common_name_mechanism", pa.array([names[k][1] for k in pairs], pa.string())
+    )
+    images = [verified.get(u) for u in selected["uuid"].to_pylist()] if verified else [None] * len(take)
+    for col, attr, typ, default in (
+        ("image_path", "path", pa.string(), ""),
+        ("image_row", "row", pa.int64(), -1),
+        ("sha256", "sha256", pa.string(), ""),
+        ("width", "width", pa.int32(), 0),
+        ("height", "height", pa.int32(), 0),
+    ):
+        values = [default if v is None else getattr(v, attr) for v in images]
+        selected = selected.append_column(col, pa.array(values, typ))
+
+    taken_in = dict(zip(groups, np.bincount(gcode[taken], minlength=len(groups)).tolist(), strict=True))
+    short = sorted(g for g in cuts if taken_in.get(g, 0) < budget and cuts[g] < 1.0)
+    failures: dict[str, int] = {}
+    image_failed = np.isin(reason, ["image_missing", "image_corrupt", "below_resolution"])
+    for g in cand["grp"].take(pa.array(np.flatnonzero(image_failed))).to_pylist():
+        failures[g] = failures.get(g, 0) + 1
+    return WalkResult(selected, excluded, short, failures)
 
 
 @functools.lru_cache(maxsize=1 << 17)  # bounded: ~100k distinct species per run
@@ -561,9 +612,10 @@ def _epithet(species: str, genus: str) -> str:
 def _without_cyclic_gc(func):
     """Run ``func`` with Python's cyclic garbage collector paused (restored afterwards).
 
-    The walk builds a few hundred thousand small dicts and tuples (no reference cycles); with the
-    collector on, every allocation burst triggers generation scans over all of them (0.2 s of an 11 s
-    50M-row run). Reference counting still frees everything; results are unaffected.
+    The selection turns Arrow columns into Python lists of up to a few hundred thousand strings and
+    tuples (names, binomials, verifier batches; no reference cycles); with the collector on, every
+    allocation burst triggers generation scans over all of them. Reference counting still frees
+    everything; results are unaffected.
     """
 
     @functools.wraps(func)
@@ -603,36 +655,33 @@ def select_from_catalog(
     try:
         timings: dict[str, float] = {}
         t0, c0 = time.perf_counter(), time.process_time()
-        lineage_pass(con, catalog_sql, config.min_side)
+        lineage_pass(con, catalog_sql)
         timings["lineage_pass"] = time.perf_counter() - t0
         timings["lineage_pass_cpu"] = time.process_time() - c0
-        counts, eligible = lineage_exclusions(con)
-        exp_table = exposure_counts(con)
-        timings["exposure"] = time.perf_counter() - t0 - timings["lineage_pass"]
+        counts, available = lineage_exclusions(con)
+        # the exposure counts need only c1_lin: computed on a second cursor while the candidate pass
+        # and the walk run (the walk is single-threaded Python; DuckDB uses the other core meanwhile)
+        exposure = _Background(exposure_counts, con.cursor())
         catalog_rows = int(con.sql("SELECT coalesce(sum(n), 0) FROM c1_lin").fetchall()[0][0])
-        n_eligible = sum(sum(s.values()) for s in eligible.values())
+        n_available = sum(sum(s.values()) for s in available.values())
         factor, slack = config.oversample, 2.0
         while True:
             cuts = {
-                g: hash_cut(eligible[g].values(), config.cap(g), int(config.budget_per_group * factor))
+                g: hash_cut(available[g].values(), config.cap(g), int(config.budget_per_group * factor))
                 for g in GROUPS
-                if eligible[g]
+                if available[g]
             }
             if cuts:
                 t1, cpu1 = time.perf_counter(), time.process_time()
-                tight = species_cuts(eligible, cuts, config, slack)
-                cand_table, sql_counts = candidate_pass(con, catalog_sql, cuts, config, slack, tight)
+                cand_table, sql_counts = candidate_pass(con, catalog_sql, cuts, config, slack)
                 timings["candidate_pass"] = timings.get("candidate_pass", 0.0) + time.perf_counter() - t1
                 timings["candidate_pass_cpu"] = (
                     timings.get("candidate_pass_cpu", 0.0) + time.process_time() - cpu1
                 )
-                timings["candidates"] = sql_counts["examined"]
+                timings["candidates"] = cand_table.num_rows
             else:
-                cand_table, sql_counts = None, {"examined": 0}
-            candidates = cand_table.to_pylist() if cand_table is not None else []
-            for c in candidates:
-                c["species_binomial"] = f"{c['genus']} {_epithet(c['species'], c['genus'])}"
-                c["scientific_name"] = c["species_binomial"]
+                cand_table, sql_counts = None, {}
+            candidates = _with_binomials(cand_table if cand_table is not None else _empty_candidates())
             t1 = time.perf_counter()
             result = walk(candidates, config, verify, english, cuts)
             timings["walk"] = timings.get("walk", 0.0) + time.perf_counter() - t1
@@ -641,9 +690,12 @@ def select_from_catalog(
             slack_used = max(result.failures.values(), default=0) >= min(
                 config.budget_per_group, config.species_cap
             ) * (slack - 1)
-            if not result.short_groups and not slack_used and not sql_counts.get("short_species"):
+            if not result.short_groups and not slack_used:
                 break
             factor, slack = factor * 4, slack * 2
+        t1 = time.perf_counter()
+        exp_table = exposure.result()
+        timings["exposure_wait"] = time.perf_counter() - t1
     except duckdb.Error as exc:  # a corrupt or unreadable catalog file: name it
         from builder.common import SourceFormatError
 
@@ -653,36 +705,22 @@ def select_from_catalog(
         con.close()
         shutil.rmtree(out_dir / ".duckdb-tmp", ignore_errors=True)
 
-    for _, _, reason, _ in result.excluded:
-        counts[reason] += 1
-    counts["over_species_cap"] += sql_counts.get("over_species_cap", 0)
-    counts["over_group_budget"] += sql_counts.get("over_group_budget", 0)
-    pruned = sql_counts.get("over_species_cap", 0) + sql_counts.get("over_group_budget", 0)
-    # rows of a tightened species beyond its own cut: that species already delivered cap * slack rows
-    tight_rows = (
-        sum(
-            eligible[g][f"{ge}\t{sp}"]
-            for g, ge, sp in zip(*(tight[c].to_pylist() for c in ("grp", "genus", "species")), strict=True)
-        )
-        if cuts
-        else 0
-    )
-    beyond = tight_rows - sql_counts.get("examined_tight", 0)
-    counts["over_species_cap"] += beyond
-    counts["not_reached"] = n_eligible - len(candidates) - pruned - beyond
+    for reason, n in zip(*_value_counts(result.excluded["reason"]), strict=True):
+        counts[reason] += n
+    for reason in ("missing_common_name", "below_resolution", "over_species_cap", "over_group_budget"):
+        counts[reason] += sql_counts.get(reason, 0)
+    # complete in-group rows beyond their group's hash cut were never examined
+    counts["not_reached"] = n_available - sql_counts.get("under_cut", 0)
     manifest = _manifest_table(result.selected)
-    excl = sorted(result.excluded, key=lambda e: (e[1], e[2], e[0]))
-    excl_columns = list(zip(*excl, strict=True)) if excl else [[] for _ in EXCLUSION_SCHEMA]
-    excl_table = pa.table(
-        [pa.array(col, f.type) for col, f in zip(excl_columns, EXCLUSION_SCHEMA, strict=True)],
-        schema=EXCLUSION_SCHEMA,
+    excl_table = result.excluded.sort_by(
+        [("group", "ascending"), ("reason", "ascending"), ("id", "ascending")]
     )
-    pq.write_table(manifest, out_dir / "c1_manifest.parquet")
-    pq.write_table(excl_table, out_dir / "c1_exclusions.parquet")
-    pq.write_table(exp_table, out_dir / "c1_exposure.parquet")
+    # one chunk per column: page boundaries (hence bytes) must not follow DuckDB's thread scheduling
+    for table, name in ((manifest, "c1_manifest"), (excl_table, "c1_exclusions"), (exp_table, "c1_exposure")):
+        pq.write_table(table.combine_chunks(), out_dir / f"{name}.parquet")
     per_group = {g: 0 for g in GROUPS}
-    for r in result.selected:
-        per_group[r["grp"]] += 1
+    for group, n in zip(*_value_counts(manifest["group"]), strict=True):
+        per_group[group] = n
     return {
         "catalog_rows": catalog_rows,
         "selected": manifest.num_rows,
@@ -695,23 +733,50 @@ def select_from_catalog(
     }
 
 
-def _manifest_table(selected: list[dict]) -> pa.Table:
-    """The manifest, sorted by (group, order key, id); built column by column (cheaper than row dicts)."""
-    rows = sorted(selected, key=lambda c: (c["grp"], c["h"], c["uuid"]))
+def _value_counts(column) -> tuple[list, list[int]]:
+    counts = pc.value_counts(column)
+    return counts.field("values").to_pylist(), counts.field("counts").to_pylist()
+
+
+def _empty_candidates() -> pa.Table:
+    return pa.table(
+        {
+            "uuid": pa.array([], pa.string()),
+            "h": pa.array([], pa.uint64()),
+            "grp": pa.array([], pa.string()),
+            **{r: pa.array([], pa.string()) for r in RANKS},
+            "common_name": pa.array([], pa.string()),
+            "min_side": pa.array([], pa.int64()),
+            "dup": pa.array([], pa.bool_()),
+        }
+    )
+
+
+def _with_binomials(cand: pa.Table) -> pa.Table:
+    """Add ``epithet`` and ``scientific_name`` (genus + epithet), computed once per distinct pair."""
+    import numpy as np
+
+    code, _ = _codes(pc.binary_join_element_wise(cand["genus"], cand["species"], "\x1f"))
+    _, first = np.unique(code, return_index=True)
+    pairs = zip(*(cand[c].take(pa.array(first)).to_pylist() for c in ("genus", "species")), strict=True)
+    epithets = [_epithet(species, genus) for genus, species in pairs]
+    epithet = pa.array(epithets, pa.string()).take(pa.array(code))
+    binomial = pc.binary_join_element_wise(cand["genus"], epithet, " ")
+    return cand.append_column("epithet", epithet).append_column("scientific_name", binomial)
+
+
+def _manifest_table(selected: pa.Table) -> pa.Table:
+    """The manifest from the walk's selected rows (already in (group, order key, id) order)."""
     columns = {
-        "id": [c["uuid"] for c in rows],
-        "group": [c["grp"] for c in rows],
-        "order_key": [c["h"] for c in rows],
-        **{r: [c[r] for c in rows] for r in RANKS if r != "species"},
-        "species": [_epithet(c["species"], c["genus"]) for c in rows],
-        "scientific_name": [c["species_binomial"] for c in rows],
-        "common_name": [c["common_name_en"] for c in rows],
-        "catalog_common_name": [c["common_name"] for c in rows],
-        "common_name_mechanism": [c["common_name_mechanism"] for c in rows],
-        "image_path": [c.get("image_path", "") for c in rows],
-        "image_row": [c.get("image_row", -1) for c in rows],
-        "sha256": [c.get("sha256", "") for c in rows],
-        "width": [c.get("width", 0) for c in rows],
-        "height": [c.get("height", 0) for c in rows],
+        "id": selected["uuid"],
+        "group": selected["grp"],
+        "order_key": selected["h"],
+        **{r: selected[r] for r in RANKS if r != "species"},
+        "species": selected["epithet"],
+        "scientific_name": selected["scientific_name"],
+        "common_name": selected["common_name_en"],
+        "catalog_common_name": selected["common_name"],
+        "common_name_mechanism": selected["common_name_mechanism"],
+        **{c: selected[c] for c in ("image_path", "image_row", "sha256", "width", "height")},
     }
-    return pa.table([pa.array(columns[f.name], f.type) for f in MANIFEST_SCHEMA], schema=MANIFEST_SCHEMA)
+    return pa.table([columns[f.name].cast(f.type) for f in MANIFEST_SCHEMA], schema=MANIFEST_SCHEMA)
