@@ -40,7 +40,10 @@ are CPU-bound parquet decoding. What was measured and why it is built this way:
 
 * The lineage pass decodes only the ranks. Counting the common-name and size flags per lineage there
   (as the first version did) costs 1.6-2.2 s more: those columns must be decoded for all 50M rows and
-  two FILTER aggregates updated in a 288K-group hash table; a single packed ``sum`` saves only 0.35 s.
+  two FILTER aggregates updated in a 288K-group hash table; a single packed ``sum`` saves only 0.35 s,
+  and the common-name flag alone still costs 0.8-1.1 s (whole run 9.5-10.0 s). The price: the first
+  cut is chosen from rows with a complete lineage, so a group where most rows lack a common name can
+  run short and cost a second candidate pass.
   Moving them to a third scan (1.9 s) or into the candidate pass as an aggregate (8.2 s) is no better,
   so they are judged on the examined rows only.
 * One scan that carries the rows under a provisional cut inside the lineage aggregate (as extra group
