@@ -71,20 +71,9 @@ def _uuids(rng: np.random.Generator, n: int) -> pa.Array:
 def species_table(n_species: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """A synthetic lineage per species (dictionary of string columns)."""
     cls = rng.integers(0, len(_CLASSES), n_species)
-    cols: dict[str, list] = {
-        k: []
-        for k in (
-            "kingdom",
-            "phylum",
-            "class",
-            "order",
-            "family",
-            "genus",
-            "species",
-            "scientific_name",
-            "common_name",
-        )
-    }
+    from builder.manifests.c1_select import RANKS
+
+    cols: dict[str, list] = {k: [] for k in (*RANKS, "scientific_name", "common_name")}
     for i in range(n_species):
         _, kingdom, phylum, klass, has_order = _CLASSES[cls[i]]
         fam, gen = i // 97, i // 7

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from c1_catalogs import dense_bird_catalog
 
 from builder.common import SourceFormatError
 from builder.components import c1
@@ -188,37 +189,11 @@ def test_hash_cut():
     assert 0.0095 <= f <= 0.0106  # 10 species x 1000 rows x f >= 100 (with 5 % headroom)
 
 
-def _dense_catalog(path: Path, n: int = 6000, no_common_name: float = 0.0) -> None:
-    """Many images of few bird species (abundant species, so the species cap binds)."""
-    import random
-
-    rng = random.Random(7)
-    rows = []
-    for _ in range(n):
-        k = min(int(rng.paretovariate(1.2)), 12)
-        rows.append(
-            {
-                "uuid": f"{rng.getrandbits(128):032x}",
-                "kingdom": "Animalia",
-                "phylum": "Chordata",
-                "class": "Aves",
-                "order": "Passeriformes",
-                "family": f"Fam{k % 3}",
-                "genus": f"Genus{k}",
-                "species": f"Genus{k} sp{k}",
-                "scientific_name": f"Genus{k} sp{k}",
-                "common_name": "" if rng.random() < no_common_name else f"Bird {k}",
-                "resized_size": [300, 400],
-            }
-        )
-    pq.write_table(pa.Table.from_pylist(rows), path)
-
-
 def test_the_hash_cut_only_decides_how_far_the_walk_looks(tmp_path, monkeypatch):
     """The selection is the first rows in hash order under the cap and budget: with no cut at all,
     or with a first cut far too narrow (the walk runs short and the cut widens), the same images."""
     cat = tmp_path / "catalog.parquet"
-    _dense_catalog(cat, no_common_name=0.6)
+    dense_bird_catalog(cat, no_common_name=0.6)
     cfg = c1_select.SelectionConfig(budget_per_group=12, species_cap=4, cap_overrides=(), min_side=224)
     base = c1_select.select_from_catalog([cat], tmp_path / "a", config=cfg)
     assert base["accounted"] and base["selected"] == 12
@@ -241,7 +216,7 @@ def test_the_hash_cut_only_decides_how_far_the_walk_looks(tmp_path, monkeypatch)
 
 def test_corrupt_catalog_names_the_file(tmp_path):
     cat = tmp_path / "catalog.parquet"
-    _dense_catalog(cat, n=3000)
+    dense_bird_catalog(cat, n=3000)
     pf = pq.ParquetFile(cat)
     data = bytearray(cat.read_bytes())
     start = pf.metadata.row_group(0).column(1).data_page_offset

@@ -8,6 +8,7 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from c1_catalogs import dense_bird_catalog
 
 from builder.manifests import c1_select
 
@@ -213,25 +214,8 @@ def test_paused_gc_is_restored_and_does_not_change_the_output(tmp_path):
         gc.enable()
 
     # a whole selection: the same bytes whether the collector was on or off around it
-    rng = random.Random(5)
-    rows = [
-        {
-            "uuid": f"{rng.getrandbits(128):032x}",
-            "kingdom": "Animalia",
-            "phylum": "Chordata",
-            "class": "Aves",
-            "order": "Passeriformes",
-            "family": f"Fam{k % 3}",
-            "genus": f"Genus{k % 40}",
-            "species": f"Genus{k % 40} sp{k % 40}",
-            "scientific_name": f"Genus{k % 40} sp{k % 40}",
-            "common_name": f"Bird {k % 40}",
-            "resized_size": [300, 400],
-        }
-        for k in range(2000)
-    ]
     cat = tmp_path / "catalog.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), cat)
+    dense_bird_catalog(cat, n=2000)
     cfg = c1_select.SelectionConfig.mini()
     c1_select.select_from_catalog([cat], tmp_path / "on", config=cfg)
     gc.disable()

@@ -36,34 +36,30 @@ version (recorded in the summary); the released manifest pins uuids and image ha
 
 Speed (bench/c1_select.py, 50M rows, 2 cores, DuckDB 2.0.1): lineage pass ~2.5 s, candidate pass
 ~4.5 s (the exposure counts run on a second cursor meanwhile), walk and outputs under 1 s. Both scans
-are CPU-bound parquet decoding. What was measured and why it is built this way:
+are CPU-bound parquet decoding. What was measured (``python bench/c1_select_alternatives.py`` prints
+these variants; two runs, wall time) and why it is built this way:
 
-* The lineage pass decodes only the ranks. Counting the common-name and size flags per lineage there
-  (as the first version did) costs 1.6-2.2 s more: those columns must be decoded for all 50M rows and
-  two FILTER aggregates updated in a 288K-group hash table; a single packed ``sum`` saves only 0.35 s,
-  and the common-name flag alone still costs 0.8-1.1 s (whole run 9.5-10.0 s). The price: the first
-  cut is chosen from rows with a complete lineage, so a group where most rows lack a common name can
-  run short and cost a second candidate pass.
-  Moving them to a third scan (1.9 s) or into the candidate pass as an aggregate (8.2 s) is no better,
-  so they are judged on the examined rows only.
-* One scan that carries the rows under a provisional cut inside the lineage aggregate (as extra group
-  keys, as a ``list()`` aggregate, or as ``any_value`` payload) is slower: 6.7-16.8 s. DuckDB has no
-  second sink, and list states of 1-3M rows spill.
-* The group cut is applied through joins on a tiny (rank value -> group, cut) table: written as a
-  ``CASE`` in the filter it is pushed into the parquet scan and evaluated on every row (6.5 s instead
-  of 3.7 s). A CTE referenced twice is inlined twice, i.e. two scans (11.7 s).
-* Late materialization of the candidate pass is slower: the ``hash(uuid)`` filter is already pushed
-  into the scan, which decodes the other columns only for the passing rows, but ~30-60 rows of every
-  2048-row vector pass, so every page is decompressed anyway. ``file_row_number IN (SELECT ...)``
-  decodes every row, a join on (filename, row number) takes 8.4 s, pyarrow ``read_row_group`` +
-  ``take`` 5.1 s for the fetch alone; pyarrow's and polars' parquet decoding are slower than DuckDB's
-  here (uuid column 2.8 s vs 1.4 s; polars lineage group-by 7.0 s).
-* Per-abundant-species tighter cuts (an earlier version) shrank the candidate rows from 737K to 401K
-  but need per-species counts of eligible rows, i.e. the flags above; the SQL windows prune those
-  rows for ~0.5 s instead.
-* The walk, binomials and output tables are column-wise (numpy ranks over dictionary codes): 0.15-0.3 s
-  instead of ~1.6 s over row dicts (tests/test_builder_c1_selection_speed_equivalence.py checks the
-  equality with the row-by-row walk).
+* The lineage pass decodes only the ranks (2.4 s). With the common-name flag counted per lineage it
+  takes 3.3 s, with the common-name and size flags (the first version) 4.0-4.2 s, with both as one
+  packed ``sum`` 4.1 s; the flags in a third scan instead cost 3.3 s more. So row-level reasons are
+  judged on the examined rows only. The price: the first cut is chosen from rows with a complete
+  lineage, so a group where most rows lack a common name can run short and cost a second candidate
+  pass.
+* One scan that carries the rows under the cut inside the lineage aggregate (a ``list()`` of them)
+  takes 9.4-9.5 s, and the flags plus the candidates as one aggregate over all rows 7.2-7.3 s, against
+  2.4 + 4.2-4.4 s for the two passes: DuckDB has no second sink for one scan.
+* The group cut is applied through joins on a tiny (rank value -> group, cut) table (4.2-4.4 s):
+  written as a ``CASE`` in the filter it is pushed into the parquet scan and evaluated on every row
+  (6.5-7.5 s). (A CTE referenced twice is inlined twice, i.e. two scans.)
+* Late materialization of the candidate pass does not pay: the ``hash(uuid)`` filter is already pushed
+  into the scan, which decodes the other columns only for the passing rows, but tens of rows of every
+  2048-row vector pass, so every page is decompressed anyway. Decoding the uuid column takes DuckDB
+  1.7 s and pyarrow 2.6-2.8 s (2 threads over row groups), so DuckDB stays the reader.
+* Per-abundant-species tighter cuts (an earlier version) shrank the candidate rows but needed
+  per-species counts of eligible rows, i.e. the flags above; the SQL windows prune those rows instead.
+* The walk, binomials and output tables are column-wise (numpy ranks over dictionary codes), 0.15-0.3 s
+  in the bench run (tests/test_builder_c1_selection_speed_equivalence.py checks the equality with the
+  row-by-row walk).
 """
 
 from __future__ import annotations
@@ -74,6 +70,7 @@ import math
 import shutil
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -288,31 +285,6 @@ _EPITHET_SQL = (
 )
 
 
-class _Background:
-    """Run ``func(*args)`` on a thread; :meth:`result` joins it and returns (or raises) its outcome."""
-
-    def __init__(self, func, *args):
-        import threading
-
-        self._outcome: list = []
-
-        def run():
-            try:
-                self._outcome.append((True, func(*args)))
-            except BaseException as exc:  # re-raised in the caller's thread
-                self._outcome.append((False, exc))
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-
-    def result(self):
-        self._thread.join()
-        ok, value = self._outcome[0]
-        if not ok:
-            raise value
-        return value
-
-
 def exposure_counts(con) -> pa.Table:
     """c(t) for every node id (Contract 5 ids, kingdom down, missing ranks skipped) over the whole catalog."""
     levels = []
@@ -382,7 +354,9 @@ def candidate_pass(
     the pruned ones counted as over the cap / budget. Duplicated uuids come back (flag ``dup``) so each
     gets its own exclusion record. ``under_cut`` counts every complete in-group row under the cut.
     """
-    top_int = min(HASH_MAX - 1, math.floor(max(cuts.values()) * HASH_MAX))
+    if not cuts:  # no group has rows to draw from: the same (empty) tables, without a scan
+        catalog_sql = f"SELECT * FROM ({catalog_sql}) LIMIT 0"
+    top_int = min(HASH_MAX - 1, math.floor(max(cuts.values(), default=0.0) * HASH_MAX))
     cap_sql = " ".join(f"WHEN {_lit(g)} THEN {int(config.cap(g) * slack) + 1}" for g in sorted(GROUPS))
     budget = int(config.budget_per_group * slack) + 1
     # group and group cut by joining a tiny (rank value -> group, cut) table: a CASE in the filter would
@@ -395,7 +369,8 @@ def candidate_pass(
     ]
     con.execute("DROP TABLE IF EXISTS c1_gmap")
     con.execute("CREATE TEMP TABLE c1_gmap (rank VARCHAR, value VARCHAR, grp VARCHAR, cut UBIGINT)")
-    con.executemany("INSERT INTO c1_gmap VALUES (?, ?, ?, ?)", gmap)
+    if gmap:
+        con.executemany("INSERT INTO c1_gmap VALUES (?, ?, ?, ?)", gmap)
     con.execute("DROP TABLE IF EXISTS c1_j")
     con.execute(f"""
         CREATE TEMP TABLE c1_j AS
@@ -507,7 +482,7 @@ def walk(
     gcode, groups = _codes(cand["grp"])
     sci_code, _ = _codes(cand["scientific_name"])
     species = gcode * (int(sci_code.max(initial=0)) + 1) + sci_code
-    cap = np.array([config.cap(g) for g in groups] + [0], dtype=np.int64)[gcode]
+    cap = np.array([config.cap(g) for g in groups], dtype=np.int64)[gcode]
     budget = config.budget_per_group
     dup = np.asarray(cand["dup"].to_numpy(), dtype=bool)
 
@@ -523,7 +498,7 @@ def walk(
             strict=True,
         )
     ]
-    no_english = ~dup & ~np.array([nm[0] is not None for nm in names] + [True], dtype=bool)[pair_code]
+    no_english = ~dup & ~np.array([nm[0] is not None for nm in names], dtype=bool)[pair_code]
 
     verified: dict[str, Verified] = {}
     checked = np.zeros(n, dtype=bool)
@@ -547,7 +522,7 @@ def walk(
     # the reason of every examined row that is not taken; past the row that filled its group's budget
     # a row is over the cap only when its species had already filled the cap before that point
     rows = np.arange(n)
-    fill_row = np.full(len(groups) + 1, n, dtype=np.int64)
+    fill_row = np.full(len(groups), n, dtype=np.int64)
     at_fill = np.flatnonzero(taken & (grank == budget - 1))
     fill_row[gcode[at_fill]] = at_fill
     taken_per_species = np.bincount(species[taken], minlength=int(species.max(initial=0)) + 1)
@@ -559,7 +534,7 @@ def walk(
     detail = np.full(n, None, dtype=object)
     reason[dup], detail[dup] = "duplicate_uuid", "uuid appears more than once in the catalog"
     reason[no_english] = "no_english_common_name"
-    detail[no_english] = np.array([nm[2] for nm in names] + [""], dtype=object)[pair_code[no_english]]
+    detail[no_english] = np.array([nm[2] for nm in names], dtype=object)[pair_code[no_english]]
     uuids = cand["uuid"].to_pylist() if failed.any() else []
     for i in np.flatnonzero(failed & ~dup & ~no_english).tolist():
         v = verified[uuids[i]]
@@ -652,9 +627,12 @@ def select_from_catalog(
     out_dir.mkdir(parents=True, exist_ok=True)
     mapping = catalog_columns(list(catalog_files))
     catalog_sql = _catalog_sql(list(catalog_files), mapping)
+    # from the parquet footers, not from the passes: the accounting check below stays independent
+    catalog_rows = sum(_parquet_rows(f) for f in catalog_files)
     import duckdb
 
     con = connect(threads, memory_limit, out_dir / ".duckdb-tmp")
+    background = ThreadPoolExecutor(max_workers=1)
     try:
         timings: dict[str, float] = {}
         t0, c0 = time.perf_counter(), time.process_time()
@@ -664,8 +642,7 @@ def select_from_catalog(
         counts, available = lineage_exclusions(con)
         # the exposure counts need only c1_lin: computed on a second cursor while the candidate pass
         # and the walk run (the walk is single-threaded Python; DuckDB uses the other core meanwhile)
-        exposure = _Background(exposure_counts, con.cursor())
-        catalog_rows = int(con.sql("SELECT coalesce(sum(n), 0) FROM c1_lin").fetchall()[0][0])
+        exposure = background.submit(exposure_counts, con.cursor())
         n_available = sum(sum(s.values()) for s in available.values())
         factor, slack = config.oversample, 2.0
         while True:
@@ -674,17 +651,14 @@ def select_from_catalog(
                 for g in GROUPS
                 if available[g]
             }
-            if cuts:
-                t1, cpu1 = time.perf_counter(), time.process_time()
-                cand_table, sql_counts = candidate_pass(con, catalog_sql, cuts, config, slack)
-                timings["candidate_pass"] = timings.get("candidate_pass", 0.0) + time.perf_counter() - t1
-                timings["candidate_pass_cpu"] = (
-                    timings.get("candidate_pass_cpu", 0.0) + time.process_time() - cpu1
-                )
-                timings["candidates"] = cand_table.num_rows
-            else:
-                cand_table, sql_counts = None, {}
-            candidates = _with_binomials(cand_table if cand_table is not None else _empty_candidates())
+            t1, cpu1 = time.perf_counter(), time.process_time()
+            cand_table, sql_counts = candidate_pass(con, catalog_sql, cuts, config, slack)
+            timings["candidate_pass"] = timings.get("candidate_pass", 0.0) + time.perf_counter() - t1
+            timings["candidate_pass_cpu"] = (
+                timings.get("candidate_pass_cpu", 0.0) + time.process_time() - cpu1
+            )
+            timings["candidates"] = cand_table.num_rows
+            candidates = _with_binomials(cand_table)
             t1 = time.perf_counter()
             result = walk(candidates, config, verify, english, cuts)
             timings["walk"] = timings.get("walk", 0.0) + time.perf_counter() - t1
@@ -705,6 +679,7 @@ def select_from_catalog(
         names = ", ".join(str(f) for f in catalog_files)
         raise SourceFormatError(f"{names}: cannot read the catalog: {exc}") from None
     finally:
+        background.shutdown()  # before closing the connection its cursor belongs to
         con.close()
         shutil.rmtree(out_dir / ".duckdb-tmp", ignore_errors=True)
 
@@ -736,23 +711,18 @@ def select_from_catalog(
     }
 
 
+def _parquet_rows(path: Path) -> int:
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception as exc:
+        from builder.common import SourceFormatError
+
+        raise SourceFormatError(f"{path}: not a readable parquet file: {exc}") from None
+
+
 def _value_counts(column) -> tuple[list, list[int]]:
     counts = pc.value_counts(column)
     return counts.field("values").to_pylist(), counts.field("counts").to_pylist()
-
-
-def _empty_candidates() -> pa.Table:
-    return pa.table(
-        {
-            "uuid": pa.array([], pa.string()),
-            "h": pa.array([], pa.uint64()),
-            "grp": pa.array([], pa.string()),
-            **{r: pa.array([], pa.string()) for r in RANKS},
-            "common_name": pa.array([], pa.string()),
-            "min_side": pa.array([], pa.int64()),
-            "dup": pa.array([], pa.bool_()),
-        }
-    )
 
 
 def _with_binomials(cand: pa.Table) -> pa.Table:

@@ -26,6 +26,7 @@ Choices where the paper is silent or ambiguous (also in the report to the lead):
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,6 +127,21 @@ def image_ref(source: str, row: dict) -> dict:
     }
 
 
+def _shuffled(xs: list, rng: np.random.Generator) -> list:
+    """``xs`` in a random order (one ``rng.permutation`` draw)."""
+    return [xs[i] for i in rng.permutation(len(xs))]
+
+
+def _subsample(xs: list, cap: int, rng: np.random.Generator) -> list:
+    """Up to ``cap`` items of ``xs`` drawn at random, kept in input order (no draw when all fit)."""
+    return xs if len(xs) <= cap else [xs[i] for i in sorted(rng.permutation(len(xs))[:cap])]
+
+
+def _chunks(xs: list, n: int) -> list[list]:
+    """The consecutive full groups of ``n`` items of ``xs`` (a short tail is dropped)."""
+    return [xs[n * g : n * g + n] for g in range(len(xs) // n)]
+
+
 def stratified(items: list, counts: list[int], n: int, rng: np.random.Generator) -> list:
     """Up to ``n`` items balanced over ``N_STRATA`` count strata, in a stable (input) order.
 
@@ -139,7 +155,7 @@ def stratified(items: list, counts: list[int], n: int, rng: np.random.Generator)
     strata: list[list[int]] = [[] for _ in range(N_STRATA)]
     for i, c in enumerate(counts):
         strata[rank[c]].append(i)
-    strata = [[s[i] for i in rng.permutation(len(s))] for s in strata]
+    strata = [_shuffled(s, rng) for s in strata]
     picked: list[int] = []
     while len(picked) < n:
         for s in strata:
@@ -151,14 +167,51 @@ def stratified(items: list, counts: list[int], n: int, rng: np.random.Generator)
 # ------------------------------------------------------------------------------------------ subsets
 
 
+def _top_count(targets: dict[str, tuple[str, int]]) -> int:
+    """The largest count among an image's targets (for GZCD's nested ones: all animals)."""
+    return max(n for _, n in targets.values())
+
+
+def _bee_targets(r: dict) -> dict[str, tuple[str, int]]:
+    n = sum(is_bee(o["category"]) for o in r["objects"])
+    return {"bee": ("bees", n)} if n else {}
+
+
+def _beetle_targets(r: dict) -> dict[str, tuple[str, int]]:
+    return {"beetle": ("beetles", r["n_individuals"])} if r["count_verified"] else {}
+
+
+def _fish_targets(r: dict) -> dict[str, tuple[str, int]]:
+    return {"fish": ("fish", r["n_objects"])}
+
+
+def _gzcd_targets(r: dict) -> dict[str, tuple[str, int]]:
+    """The nested targets (Grevy's zebras ⊂ zebras ⊂ animals) present in the image, in nesting order."""
+    counts = {
+        key: (word, sum(cats is None or o["category"] in cats for o in r["objects"]))
+        for key, word, cats in NESTED_TARGETS
+    }
+    return {key: t for key, t in counts.items() if t[1]}
+
+
+#: counting source (one subset each; WAID is split by class) -> manifest row -> ``{target key: (word,
+#: count)}``; an empty dict leaves the image out
+COUNT_TARGETS = {
+    "boxes_on_bees": _bee_targets,
+    "neon_beetles": _beetle_targets,
+    "depondfi": _fish_targets,
+    "gzcd": _gzcd_targets,
+}
+
+
 def counting_subsets(manifest_dir: Path, roots: dict[str, Path], rng) -> list[dict]:
-    """The counting subsets: ``{corpus, source, items: [(row, {target: (word, count)})], word}``."""
+    """The counting subsets: ``{corpus, source, items: [(row, {target: (word, count)})], root}``."""
     subsets = []
 
     def add(corpus, source, entries):
         if not entries:
             return
-        keep = stratified(entries, [max(c for _, c in e[1].values()) for e in entries], SUBSET_SIZE, rng)
+        keep = stratified(entries, [_top_count(t) for _, t in entries], SUBSET_SIZE, rng)
         subsets.append({"corpus": corpus, "source": source, "items": keep, "root": str(roots[source])})
 
     waid = load(manifest_dir, "waid") if "waid" in roots else []
@@ -168,82 +221,73 @@ def counting_subsets(manifest_dir: Path, roots: dict[str, Path], rng) -> list[di
             "waid",
             [(r, {cls: (word, n)}) for r in waid if (n := sum(o["category"] == cls for o in r["objects"]))],
         )
-    if "boxes_on_bees" in roots:
-        add(
-            "boxes_on_bees",
-            "boxes_on_bees",
-            [
-                (r, {"bee": ("bees", n)})
-                for r in load(manifest_dir, "boxes_on_bees")
-                if (n := sum(is_bee(o["category"]) for o in r["objects"]))
-            ],
-        )
-    if "neon_beetles" in roots:
-        add(
-            "neon_beetles",
-            "neon_beetles",
-            [
-                (r, {"beetle": ("beetles", r["n_individuals"])})
-                for r in load(manifest_dir, "neon_beetles")
-                if r["count_verified"]
-            ],
-        )
-    if "depondfi" in roots:
-        add(
-            "depondfi",
-            "depondfi",
-            [(r, {"fish": ("fish", r["n_objects"])}) for r in load(manifest_dir, "depondfi")],
-        )
-    if "gzcd" in roots:
-        entries = []
-        for r in load(manifest_dir, "gzcd"):
-            targets = {}
-            for key, word, cats in NESTED_TARGETS:
-                n = sum(cats is None or o["category"] in cats for o in r["objects"])
-                if n:
-                    targets[key] = (word, n)
-            if targets:
-                entries.append((r, targets))
-        add("gzcd", "gzcd", entries)
+    for source, targets_of in COUNT_TARGETS.items():
+        if source in roots:
+            add(source, source, [(r, t) for r in load(manifest_dir, source) if (t := targets_of(r))])
     return subsets
 
 
 # ------------------------------------------------------------------------------------------ counting
 
 
-def counting(subsets: list[dict], rng) -> Iterator[tuple[dict, dict | None]]:
+def _subset_image(sub: dict, row: dict) -> dict:
+    """The render panel of one subset image."""
+    return {"path": str(Path(sub["root"]) / row["path"])}
+
+
+def _counting_item(
+    tier: str,
+    sub: dict,
+    row: dict,
+    key: str,
+    target: tuple[str, int],
+    partner: tuple | None = None,
+    side: int = 0,
+) -> tuple[dict, dict]:
+    """Count ``key`` (``target`` = (word, count)) in ``row`` of subset ``sub``: alone (easy) or beside a
+    ``partner`` = (subset, row, count) photo, the asked one being panel ``side`` (medium, hard)."""
+    word, n = target
+    panels, counts, stable_id = [(sub, row)], [n], f"{tier}-{sid(row['id'])}-{key}"
+    if partner is not None:
+        other, prow, pn = partner
+        panels = [(sub, row), (other, prow)] if side == 0 else [(other, prow), (sub, row)]
+        counts = [n, pn] if side == 0 else [pn, n]
+        stable_id += f"-vs-{other['corpus']}-{sid(prow['id'])}"
+    rec = record(
+        "c3.counting",
+        sub["source"],
+        stable_id,
+        question=prompts.c3_question(
+            "counting", tier, animals=word, panel=PANEL_POS[side]
+        ),  # easy: no {panel}
+        answer=str(n),
+        difficulty=tier,
+    )
+    rec["c3"] = c3_struct(
+        corpus=sub["corpus"],
+        tier=tier,
+        counts=counts,
+        target_panel=side,
+        gold_value=float(n),
+        plate_id=f"{sub['source']}:{row['id']}",
+        object_type=key,
+        image_width=cv.COUNT_CANVAS[0],
+        image_height=cv.COUNT_CANVAS[1],
+    )
+    spec = {
+        "canvas": list(cv.COUNT_CANVAS),
+        "layout": [1, len(panels)],
+        "panels": [_subset_image(s, r) for s, r in panels],
+    }
+    return rec, spec
+
+
+def counting(subsets: list[dict], rng) -> Iterator[tuple[dict, dict]]:
     """Easy, medium and hard counting items with their render specs."""
-    task = "c3.counting"
     for sub in subsets:
         for row, targets in sub["items"]:
-            for key, (word, n) in targets.items():
-                rec = record(
-                    task,
-                    sub["source"],
-                    f"easy-{sid(row['id'])}-{key}",
-                    question=prompts.c3_question("counting", "easy", animals=word),
-                    answer=str(n),
-                    difficulty="easy",
-                )
-                rec["c3"] = c3_struct(
-                    corpus=sub["corpus"],
-                    tier="easy",
-                    counts=[n],
-                    target_panel=0,
-                    gold_value=float(n),
-                    plate_id=f"{sub['source']}:{row['id']}",
-                    object_type=key,
-                    image_width=cv.COUNT_CANVAS[0],
-                    image_height=cv.COUNT_CANVAS[1],
-                )
-                yield (
-                    rec,
-                    {
-                        "canvas": list(cv.COUNT_CANVAS),
-                        "layout": [1, 1],
-                        "panels": [{"path": str(Path(sub["root"]) / row["path"])}],
-                    },
-                )
+            for key, target in targets.items():
+                yield _counting_item("easy", sub, row, key, target)
     for tier in ("medium", "hard"):
         for sub in subsets:
             others = [s for s in subsets if s["source"] != sub["source"]] if tier == "medium" else [sub]
@@ -252,88 +296,57 @@ def counting(subsets: list[dict], rng) -> Iterator[tuple[dict, dict | None]]:
             for ii, (row, targets) in enumerate(sub["items"]):
                 keys = sorted(targets)
                 key = keys[int(rng.integers(len(keys)))]
-                word, n = targets[key]
                 other = others[int(rng.integers(len(others)))]
                 j = int(rng.integers(len(other["items"])))
                 if tier == "hard" and j == ii:
                     j = (j + 1) % len(other["items"])
                 prow, ptargets = other["items"][j]
-                pn = max(c for _, c in ptargets.values())
                 side = int(rng.integers(2))
-                panels = [(sub, row), (other, prow)] if side == 0 else [(other, prow), (sub, row)]
-                counts = [n, pn] if side == 0 else [pn, n]
-                rec = record(
-                    task,
-                    sub["source"],
-                    f"{tier}-{sid(row['id'])}-{key}-vs-{other['corpus']}-{sid(prow['id'])}",
-                    question=prompts.c3_question("counting", tier, animals=word, panel=PANEL_POS[side]),
-                    answer=str(n),
-                    difficulty=tier,
-                )
-                rec["c3"] = c3_struct(
-                    corpus=sub["corpus"],
-                    tier=tier,
-                    counts=counts,
-                    target_panel=side,
-                    gold_value=float(n),
-                    plate_id=f"{sub['source']}:{row['id']}",
-                    object_type=key,
-                    image_width=cv.COUNT_CANVAS[0],
-                    image_height=cv.COUNT_CANVAS[1],
-                )
-                yield (
-                    rec,
-                    {
-                        "canvas": list(cv.COUNT_CANVAS),
-                        "layout": [1, 2],
-                        "panels": [{"path": str(Path(s["root"]) / r["path"])} for s, r in panels],
-                    },
+                yield _counting_item(
+                    tier, sub, row, key, targets[key], (other, prow, _top_count(ptargets)), side
                 )
 
 
 def relative_counting(subsets: list[dict], rng) -> Iterator[tuple[dict, dict]]:
     """2×2 grids of four images with distinct counts, asked for the most and the least."""
     task = "c3.relative_counting"
-    k = 0
+    gold_positions = itertools.cycle(range(4))
     for sub in subsets:
-        items = [(row, *max(t.items(), key=lambda kv: (kv[1][1], kv[0]))) for row, t in sub["items"]]
         # (row, target key, (word, n)) — one target per image: the largest nested one for GZCD
-        order = [items[i] for i in rng.permutation(len(items))]
+        items = [(row, *max(t.items(), key=lambda kv: (kv[1][1], kv[0]))) for row, t in sub["items"]]
         groups, cur = [], []
-        for it in order:
+        for it in _shuffled(items, rng):
             if all(it[2][1] != c[2][1] for c in cur):
                 cur.append(it)
             if len(cur) == 4:
                 groups.append(cur)
                 cur = []
         for g in groups:
-            for extreme in ("most", "least"):
-                ns = [it[2][1] for it in g]
-                gold_item = g[int(np.argmax(ns) if extreme == "most" else np.argmin(ns))]
-                rest = [it for it in g if it is not gold_item]
-                rest = [rest[i] for i in rng.permutation(3)]
-                pos = k % 4
-                k += 1
-                grid = rest[:pos] + [gold_item] + rest[pos:]
-                word = gold_item[2][0]
-                ids = "+".join(sid(it[0]["id"]) for it in grid)
+            ns = [n for _, _, (_, n) in g]
+            for extreme, pick in (("most", np.argmax), ("least", np.argmin)):
+                gold = g[int(pick(ns))]
+                rest = _shuffled([it for it in g if it is not gold], rng)
+                pos = next(gold_positions)
+                grid = rest[:pos] + [gold] + rest[pos:]
+                gold_row, gold_key, (word, gold_n) = gold
+                ids = "+".join(sid(row["id"]) for row, _, _ in grid)
                 rec = record(
                     task,
                     sub["source"],
                     f"{extreme}-{sub['corpus']}-{ids}",
-                    question=prompts.c3_question("relative_counting", extreme=f"{extreme}", animals=word),
+                    question=prompts.c3_question("relative_counting", extreme=extreme, animals=word),
                     options=list(GRID_OPTIONS),
                     answer=GRID_OPTIONS[pos].split(" (")[0],
                     answer_index=pos,
                 )
                 rec["c3"] = c3_struct(
                     corpus=sub["corpus"],
-                    counts=[it[2][1] for it in grid],
+                    counts=[n for _, _, (_, n) in grid],
                     target_panel=pos,
-                    gold_value=float(gold_item[2][1]),
+                    gold_value=float(gold_n),
                     measurement=extreme,
-                    plate_id=f"{sub['source']}:{gold_item[0]['id']}",
-                    object_type=gold_item[1],
+                    plate_id=f"{sub['source']}:{gold_row['id']}",
+                    object_type=gold_key,
                     image_width=cv.GRID_CANVAS[0],
                     image_height=cv.GRID_CANVAS[1],
                 )
@@ -342,7 +355,7 @@ def relative_counting(subsets: list[dict], rng) -> Iterator[tuple[dict, dict]]:
                     {
                         "canvas": list(cv.GRID_CANVAS),
                         "layout": [2, 2],
-                        "panels": [{"path": str(Path(sub["root"]) / it[0]["path"])} for it in grid],
+                        "panels": [_subset_image(sub, row) for row, _, _ in grid],
                     },
                 )
 
@@ -354,6 +367,11 @@ def _tray(root: Path, row: dict) -> tuple[str, float, tuple[int, int]]:
     s = cv.max_side_scale(row["width"], row["height"], cv.TRAY_MAX_SIDE)
     size = (max(1, round(row["width"] * s)), max(1, round(row["height"] * s)))
     return str(root / row["path"]), size[0] / row["width"], size
+
+
+def _tray_spec(path: str, **marks) -> dict:
+    """Render spec of one photo scaled to ``TRAY_MAX_SIDE`` with ``marks`` (``boxes``, ``lines``) drawn on it."""
+    return {"canvas": None, "max_side": cv.TRAY_MAX_SIDE, "panels": [{"path": path, **marks}]}
 
 
 def _species(row: dict) -> str:
@@ -393,43 +411,34 @@ def absolute_distance(plates: list[dict], root: Path) -> Iterator[tuple[dict, di
                 )
                 yield (
                     rec,
-                    {
-                        "canvas": None,
-                        "max_side": cv.TRAY_MAX_SIDE,
-                        "panels": [
-                            {
-                                "path": path,
-                                "lines": [
-                                    {"xyxy": list(row["scalebar"]), "color": "blue", "border": "green"},
-                                    {"xyxy": list(b[m]), "color": "red", "border": "white"},
-                                ],
-                            }
+                    _tray_spec(
+                        path,
+                        lines=[
+                            {"xyxy": list(row["scalebar"]), "color": "blue", "border": "green"},
+                            {"xyxy": list(b[m]), "color": "red", "border": "white"},
                         ],
-                    },
+                    ),
                 )
 
 
 def relative_distance(plates: list[dict], root: Path, rng) -> Iterator[tuple[dict, dict]]:
     """Four beetles of one plate in dotted boxes with coloured lines; which has the largest length/width."""
     task = "c3.relative_distance"
-    k = 0
+    gold_positions = itertools.cycle(range(4))
     for row in plates:
         beetles = row["beetles"]
         if len(beetles) < 4:
             continue
         path, scale, size = _tray(root, row)
         for m in ("length", "width"):
-            order = [beetles[i] for i in rng.permutation(len(beetles))]
-            for g in range(len(order) // 4):
-                group = order[4 * g : 4 * g + 4]
+            for group in _chunks(_shuffled(beetles, rng), 4):
                 vals = [b[f"{m}_cm"] for b in group]
                 top = max(vals)
                 if sum(math.isclose(v, top, rel_tol=1e-9) for v in vals) != 1:
                     continue  # no unique largest
                 gold = group[vals.index(top)]
                 rest = [b for b in group if b is not gold]
-                pos = k % 4
-                k += 1
+                pos = next(gold_positions)
                 shown = rest[:pos] + [gold] + rest[pos:]
                 ids = "+".join(str(b["individual"]) for b in shown)
                 rec = record(
@@ -450,25 +459,14 @@ def relative_distance(plates: list[dict], root: Path, rng) -> Iterator[tuple[dic
                     measurement=m,
                     scale_px_per_cm=row["cm_pix"] * scale,
                 )
+                colored = list(zip(shown, BEETLE_COLORS, strict=True))
                 yield (
                     rec,
-                    {
-                        "canvas": None,
-                        "max_side": cv.TRAY_MAX_SIDE,
-                        "panels": [
-                            {
-                                "path": path,
-                                "boxes": [
-                                    {"xywh": beetle_box(b), "color": c, "dotted": True}
-                                    for b, c in zip(shown, BEETLE_COLORS, strict=True)
-                                ],
-                                "lines": [
-                                    {"xyxy": list(b[m]), "color": c}
-                                    for b, c in zip(shown, BEETLE_COLORS, strict=True)
-                                ],
-                            }
-                        ],
-                    },
+                    _tray_spec(
+                        path,
+                        boxes=[{"xywh": beetle_box(b), "color": c, "dotted": True} for b, c in colored],
+                        lines=[{"xyxy": list(b[m]), "color": c} for b, c in colored],
+                    ),
                 )
 
 
@@ -501,33 +499,63 @@ def _overlaps(a, b, gap=2.0) -> bool:
     )
 
 
-def _empty_box(w, h, size, taken, rng) -> list[float] | None:
+def _add_empty_box(like: list[float], size: tuple[int, int], taken: list, rng) -> list[float] | None:
+    """A box of ``like``'s size placed on a ``size`` plate clear of every box in ``taken`` (and added to it);
+    None if none fits."""
     W, H = size
+    w, h = like[2], like[3]
     if w >= W or h >= H:
         return None
     for _ in range(400):
         cand = [float(rng.uniform(0, W - w)), float(rng.uniform(0, H - h)), w, h]
         if not any(_overlaps(cand, t) for t in taken):
+            taken.append(cand)
             return cand
     return None
+
+
+def _position_boxes(boxes: list, i: int, j: int, size: tuple[int, int], rng) -> list[tuple] | None:
+    """The six ``(box, colour)`` of a relative-position item in a fixed order: red specimen ``i`` and an
+    empty red box its size, blue specimen ``j`` and an empty blue box its size, then green and cyan boxes
+    around other specimens (or empty places of the red size); None when the plate has no room."""
+    taken = list(boxes)
+    red_empty = _add_empty_box(boxes[i], size, taken, rng)
+    if red_empty is None:
+        return None
+    blue_empty = _add_empty_box(boxes[j], size, taken, rng)
+    if blue_empty is None:
+        return None
+    spare = [b for t, b in enumerate(boxes) if t not in (i, j)]
+    extra = []
+    for _ in range(2):
+        e = spare.pop(int(rng.integers(len(spare)))) if spare else _add_empty_box(boxes[i], size, taken, rng)
+        if e is None:
+            return None
+        extra.append(e)
+    return [
+        (boxes[i], "red"),
+        (red_empty, "red"),
+        (boxes[j], "blue"),
+        (blue_empty, "blue"),
+        (extra[0], "green"),
+        (extra[1], "cyan"),
+    ]
 
 
 def relative_position(plates: list[dict], root: Path, rng) -> Iterator[tuple[dict, dict]]:
     """Six boxes (red ×2, blue ×2, green, cyan); direction of the red specimen from the blue one."""
     task = "c3.relative_position"
-    k = 0
+    gold_positions = itertools.cycle(range(4))
     for row in plates:
         beetles = row["beetles"]
         if len(beetles) < 2:
             continue
-        path, scale, size = _tray(root, row)
+        path, _, size = _tray(root, row)
         boxes = [beetle_box(b) for b in beetles]
-        pairs = [(i, j) for i in range(len(beetles)) for j in range(len(beetles)) if i != j]
-        pairs = [pairs[p] for p in rng.permutation(len(pairs))]
-        made = 0
-        used: set[frozenset] = set()
+        pairs = _shuffled([(i, j) for i in range(len(beetles)) for j in range(len(beetles)) if i != j], rng)
+        used: set[frozenset] = set()  # unordered pairs already asked
         for i, j in pairs:  # i: red specimen, j: blue specimen
-            if made == REL_POSITION_PER_PLATE:
+            if len(used) == REL_POSITION_PER_PLATE:
                 break
             if frozenset((i, j)) in used:
                 continue
@@ -535,34 +563,12 @@ def relative_position(plates: list[dict], root: Path, rng) -> Iterator[tuple[dic
             gold, off = direction_of(rx - bx, ry - by)
             if off > ANGLE_MARGIN_DEG:
                 continue
-            taken = list(boxes)
-            red_empty = _empty_box(boxes[i][2], boxes[i][3], (row["width"], row["height"]), taken, rng)
-            if red_empty is None:
-                continue
-            taken.append(red_empty)
-            blue_empty = _empty_box(boxes[j][2], boxes[j][3], (row["width"], row["height"]), taken, rng)
-            if blue_empty is None:
-                continue
-            taken.append(blue_empty)
-            spare = [boxes[t] for t in range(len(beetles)) if t not in (i, j)]
-            extra = []
-            for _ in range(2):
-                if spare:
-                    extra.append(spare.pop(int(rng.integers(len(spare)))))
-                else:
-                    e = _empty_box(boxes[i][2], boxes[i][3], (row["width"], row["height"]), taken, rng)
-                    if e is None:
-                        break
-                    taken.append(e)
-                    extra.append(e)
-            if len(extra) < 2:
+            six = _position_boxes(boxes, i, j, (row["width"], row["height"]), rng)
+            if six is None:
                 continue
             used.add(frozenset((i, j)))
-            made += 1
-            others = [d for d in prompts.DIRECTIONS if d != gold]
-            distract = [others[t] for t in rng.permutation(len(others))[:3]]
-            pos = k % 4
-            k += 1
+            distract = _shuffled([d for d in prompts.DIRECTIONS if d != gold], rng)[:3]
+            pos = next(gold_positions)
             options = distract[:pos] + [gold] + distract[pos:]
             rec = record(
                 task,
@@ -574,23 +580,8 @@ def relative_position(plates: list[dict], root: Path, rng) -> Iterator[tuple[dic
                 answer_index=pos,
             )
             rec["c3"] = _plate_struct(row, size, direction=gold, target_panel=pos)
-            six = [
-                (boxes[i], "red"),
-                (red_empty, "red"),
-                (boxes[j], "blue"),
-                (blue_empty, "blue"),
-                (extra[0], "green"),
-                (extra[1], "cyan"),
-            ]
-            six = [six[t] for t in rng.permutation(6)]  # drawing order carries no hint
-            yield (
-                rec,
-                {
-                    "canvas": None,
-                    "max_side": cv.TRAY_MAX_SIDE,
-                    "panels": [{"path": path, "boxes": [{"xywh": list(b), "color": c} for b, c in six]}],
-                },
-            )
+            six = _shuffled(six, rng)  # drawing order carries no hint
+            yield rec, _tray_spec(path, boxes=[{"xywh": list(b), "color": c} for b, c in six])
 
 
 def ocr(plates: list[dict]) -> Iterator[tuple[dict, None]]:
@@ -621,21 +612,22 @@ def ocr(plates: list[dict]) -> Iterator[tuple[dict, None]]:
 # ------------------------------------------------------------------------------------------ wildlife
 
 
-def _main(row: dict) -> dict:
-    return max(row["objects"], key=lambda o: (o["w"] * o["h"], o["ann_id"]))
-
-
 def _box(o: dict) -> list[float]:
     return [o["x"], o["y"], o["w"], o["h"]]
+
+
+def _wildlife_struct(source: str, row: dict, **kw) -> dict:
+    """The ``c3`` struct of a wildlife-photo item: the fields its tasks share, plus ``kw``."""
+    return c3_struct(
+        corpus=source, species=SPECIES[source], plate_id=f"{source}:{row['id']}", object_type=source, **kw
+    )
 
 
 def localization(source: str, rows: list[dict], rng) -> Iterator[tuple[dict, None]]:
     """Single-subject photos: gold box in absolute pixels of the source image (image_ref)."""
     single = [r for r in rows if r["n_objects"] == 1]
-    if len(single) > LOCALIZATION_PER_CATALOG:
-        single = [single[i] for i in sorted(rng.permutation(len(single))[:LOCALIZATION_PER_CATALOG])]
-    for r in single:
-        o = r["objects"][0]
+    for r in _subsample(single, LOCALIZATION_PER_CATALOG, rng):
+        box = _box(r["objects"][0])
         rec = record(
             "c3.localization",
             source,
@@ -644,16 +636,10 @@ def localization(source: str, rows: list[dict], rng) -> Iterator[tuple[dict, Non
             question=prompts.c3_question(
                 "localization", width=r["width"], height=r["height"], species=SPECIES[source]
             ),
-            answer="[" + ", ".join(str(round(v)) for v in _box(o)) + "]",
+            answer="[" + ", ".join(str(round(v)) for v in box) + "]",
         )
-        rec["c3"] = c3_struct(
-            corpus=source,
-            gold_box=_box(o),
-            image_width=r["width"],
-            image_height=r["height"],
-            plate_id=f"{source}:{r['id']}",
-            species=SPECIES[source],
-            object_type=source,
+        rec["c3"] = _wildlife_struct(
+            source, r, gold_box=box, image_width=r["width"], image_height=r["height"]
         )
         yield rec, None
 
@@ -664,11 +650,7 @@ def viewpoint(source: str, root: Path, rows: list[dict], rng) -> Iterator[tuple[
     task, species = "c3.viewpoint", SPECIES[source]
     single = [r for r in rows if r["n_objects"] == 1 and r["objects"][0]["viewpoint"]]
     cap = VIEWPOINT_PER_TIER_PER_CATALOG
-
-    def sample(xs):
-        return xs if len(xs) <= cap else [xs[i] for i in sorted(rng.permutation(len(xs))[:cap])]
-
-    for r in sample(single):
+    for r in _subsample(single, cap, rng):
         vp = r["objects"][0]["viewpoint"]
         rec = record(
             task,
@@ -679,20 +661,18 @@ def viewpoint(source: str, root: Path, rows: list[dict], rng) -> Iterator[tuple[
             question=prompts.c3_question("viewpoint", "species", species=species),
             answer=vp,
         )
-        rec["c3"] = c3_struct(
-            corpus=source,
+        rec["c3"] = _wildlife_struct(
+            source,
+            r,
             tier="species",
             viewpoint=vp,
             target_panel=0,
-            species=species,
-            plate_id=f"{source}:{r['id']}",
-            object_type=source,
             image_width=r["width"],
             image_height=r["height"],
         )
         yield rec, None
     multi = [(r, o) for r in rows if r["n_objects"] > 1 for o in r["objects"] if o["viewpoint"]]
-    for r, o in sample(multi):
+    for r, o in _subsample(multi, cap, rng):
         s = cv.max_side_scale(r["width"], r["height"], cv.TRAY_MAX_SIDE)
         rec = record(
             task,
@@ -702,29 +682,18 @@ def viewpoint(source: str, root: Path, rows: list[dict], rng) -> Iterator[tuple[
             question=prompts.c3_question("viewpoint", "box"),
             answer=o["viewpoint"],
         )
-        rec["c3"] = c3_struct(
-            corpus=source,
+        rec["c3"] = _wildlife_struct(
+            source,
+            r,
             tier="box",
             viewpoint=o["viewpoint"],
             target_panel=0,
-            species=species,
             gold_box=[v * s for v in _box(o)],
-            plate_id=f"{source}:{r['id']}",
-            object_type=source,
             image_width=round(r["width"] * s),
             image_height=round(r["height"] * s),
         )
-        yield (
-            rec,
-            {
-                "canvas": None,
-                "max_side": cv.TRAY_MAX_SIDE,
-                "panels": [{"path": str(root / r["path"]), "boxes": [{"xywh": _box(o), "color": "red"}]}],
-            },
-        )
-    order = [single[i] for i in rng.permutation(len(single))]
-    triples = [order[3 * t : 3 * t + 3] for t in range(len(order) // 3)][:cap]
-    for t, trio in enumerate(triples):
+        yield rec, _tray_spec(str(root / r["path"]), boxes=[{"xywh": _box(o), "color": "red"}])
+    for t, trio in enumerate(_chunks(_shuffled(single, rng), 3)[:cap]):
         pos = t % 3
         target = trio[pos]
         vp = target["objects"][0]["viewpoint"]
@@ -739,14 +708,12 @@ def viewpoint(source: str, root: Path, rows: list[dict], rng) -> Iterator[tuple[
                 "viewpoint", "three_panel", species=species, position=("left", "middle", "right")[pos]
             ),
         )
-        rec["c3"] = c3_struct(
-            corpus=source,
+        rec["c3"] = _wildlife_struct(
+            source,
+            target,
             tier="three_panel",
             viewpoint=vp,
             target_panel=pos,
-            species=species,
-            plate_id=f"{source}:{target['id']}",
-            object_type=source,
             image_width=cv.VIEWPOINT_CANVAS[0],
             image_height=cv.VIEWPOINT_CANVAS[1],
         )
